@@ -1,0 +1,54 @@
+package dev.weir;
+
+/**
+ * The right to run one admitted request. Holding a permit counts against the inflight limit until
+ * it is released.
+ *
+ * <p>Release it exactly once, when the response is really done, with the true outcome: the latency
+ * from admission to release is the sample the limit controller learns from. Releasing again is
+ * harmless and ignored. Methods are thread-safe.
+ */
+public interface Permit {
+  /**
+   * Gives the permit back and records the request's latency and outcome. Only the first call
+   * counts.
+   *
+   * @return true if this call released the permit, false if it was already released
+   */
+  boolean release(Outcome outcome);
+
+  /** {@code release(Outcome.SUCCESS)}. */
+  default boolean success() {
+    return release(Outcome.SUCCESS);
+  }
+
+  /** {@code release(Outcome.ERROR)}. */
+  default boolean error() {
+    return release(Outcome.ERROR);
+  }
+
+  /** {@code release(Outcome.DROPPED)}. */
+  default boolean dropped() {
+    return release(Outcome.DROPPED);
+  }
+
+  /**
+   * Runs {@code hook} once, on the timer thread, if this permit is still held when the request's
+   * processing deadline passes. Adapters use it to answer on time while the application is still
+   * working. Call at most once per permit; later calls are ignored.
+   */
+  void onDeadline(Runnable hook);
+
+  /** The request's packed {@link Priority}. */
+  int priority();
+
+  /** How long the request waited in the queue before admission, in nanoseconds (0 if it did not
+   * wait). */
+  long queueWaitNanos();
+
+  /** The request's processing deadline, on the shedder's clock. */
+  long deadlineNanos();
+
+  /** Whether the permit has been released. */
+  boolean isReleased();
+}

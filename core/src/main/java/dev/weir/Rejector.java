@@ -1,0 +1,24 @@
+package dev.weir;
+
+/**
+ * Decides which priorities are shed at the door, before they queue.
+ *
+ * <p>Driven by ticks like {@link Limit}: every control interval the shedder passes it a
+ * {@link ControlWindow} and applies the cutoff it returns. A request whose packed priority is at
+ * or above the cutoff is rejected with {@link RejectReason#SHED}; {@link Priority#LEVELS} sheds
+ * nothing. Calls never overlap; an instance belongs to one shedder.
+ */
+public interface Rejector {
+  /**
+   * Learns from one control interval.
+   *
+   * @return the new cutoff, in 0..{@link Priority#LEVELS}
+   */
+  int update(ControlWindow window);
+
+  /** The fraction of recent traffic the rejector aims to shed, in [0, 1]. */
+  double ratio();
+
+  /** Whether the rejector currently judges the shedder overloaded. */
+  boolean overloaded();
+}

@@ -1,0 +1,184 @@
+package dev.weir;
+
+import dev.weir.internal.BucketQueue;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * One submitted request: at once the queue node, the timer task, the ticket and the permit, so a
+ * request costs one object. Its life is a small state machine advanced only by CAS, so each
+ * transition, and therefore each callback, happens exactly once:
+ *
+ * <pre>
+ *   PENDING ──► ADMITTED ──► RELEASED          (fast path)
+ *      │
+ *      ├──► QUEUED ──► DEQUEUED ──► ADMITTED ──► RELEASED
+ *      │       │            └─────► REJECTED   (evicted, or shutdown)
+ *      │       └──► REJECTED                   (queue timeout, cancel, shutdown)
+ *      └──► REJECTED                           (shed, queue full, closed)
+ * </pre>
+ */
+final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
+  static final int PENDING = 0;
+  static final int QUEUED = 1;
+  static final int DEQUEUED = 2;
+  static final int ADMITTED = 3;
+  static final int RELEASED = 4;
+  static final int REJECTED = 5;
+
+  private static final VarHandle STATE;
+  private static final VarHandle HOOK_FIRED;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      STATE = l.findVarHandle(Request.class, "state", int.class);
+      HOOK_FIRED = l.findVarHandle(Request.class, "hookFired", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  final LoadShedder shedder;
+  final int priority;
+  final long arrivalNanos;
+  final long queueDeadlineNanos;
+  final long deadlineNanos;
+  /** Null for a blocking {@link LoadShedder#acquire}: the waiting thread is woken instead. */
+  final AdmissionCallback callback;
+  final Thread waiter;
+
+  volatile int state;
+  long admittedNanos;
+  RejectReason rejectReason;
+  volatile Timer.Timeout timeout;
+  volatile Runnable deadlineHook;
+  volatile int hookFired;
+
+  Request(LoadShedder shedder, int priority, long arrivalNanos, long queueDeadlineNanos,
+      long deadlineNanos, AdmissionCallback callback, Thread waiter) {
+    this.shedder = shedder;
+    this.priority = priority;
+    this.arrivalNanos = arrivalNanos;
+    this.queueDeadlineNanos = queueDeadlineNanos;
+    this.deadlineNanos = deadlineNanos;
+    this.callback = callback;
+    this.waiter = waiter;
+  }
+
+  boolean cas(int expect, int update) {
+    return STATE.compareAndSet(this, expect, update);
+  }
+
+  // ---- BucketQueue.Node
+
+  @Override
+  public int level() {
+    return priority;
+  }
+
+  @Override
+  public boolean isQueued() {
+    return state == QUEUED;
+  }
+
+  @Override
+  public boolean tryDequeue() {
+    return cas(QUEUED, DEQUEUED);
+  }
+
+  // ---- Ticket
+
+  @Override
+  public boolean cancel() {
+    if (!cas(QUEUED, REJECTED)) {
+      return false;
+    }
+    shedder.leftQueue(this, RejectReason.CANCELLED);
+    return true;
+  }
+
+  @Override
+  public int priority() {
+    return priority;
+  }
+
+  // ---- Permit
+
+  @Override
+  public boolean release(Outcome outcome) {
+    if (outcome == null) {
+      throw new NullPointerException("outcome");
+    }
+    if (!cas(ADMITTED, RELEASED)) {
+      return false;
+    }
+    Timer.Timeout t = timeout;
+    if (t != null) {
+      t.cancel();
+    }
+    shedder.released(this, outcome);
+    return true;
+  }
+
+  @Override
+  public void onDeadline(Runnable hook) {
+    if (hook == null) {
+      throw new NullPointerException("hook");
+    }
+    if (deadlineHook != null || state != ADMITTED) {
+      return;
+    }
+    deadlineHook = hook;
+    timeout = shedder.timer.schedule(this, deadlineNanos);
+  }
+
+  @Override
+  public long queueWaitNanos() {
+    return admittedNanos - arrivalNanos;
+  }
+
+  @Override
+  public long deadlineNanos() {
+    return deadlineNanos;
+  }
+
+  @Override
+  public boolean isReleased() {
+    return state == RELEASED;
+  }
+
+  // ---- Timer task: the queue timeout while queued, the deadline hook once admitted.
+
+  @Override
+  public void run() {
+    int s = state;
+    if (s == QUEUED) {
+      if (cas(QUEUED, REJECTED)) {
+        shedder.leftQueue(this, RejectReason.QUEUE_TIMEOUT);
+      }
+    } else if (s == ADMITTED) {
+      Runnable hook = deadlineHook;
+      // A late-firing queue timer also lands here; only a passed deadline may fire the hook.
+      if (hook != null && shedder.clock.nanoTime() - deadlineNanos >= 0
+          && HOOK_FIRED.compareAndSet(this, 0, 1)) {
+        shedder.deadlinePassed(this);
+        hook.run();
+      }
+    }
+  }
+
+  boolean deadlineHookFired() {
+    return hookFired != 0;
+  }
+
+  void wake() {
+    LockSupport.unpark(waiter);
+  }
+
+  @Override
+  public String toString() {
+    return "Request{priority=" + Priority.toString(priority) + ", state=" + state + "}";
+  }
+}

@@ -1,0 +1,46 @@
+package dev.weir.control;
+
+import dev.weir.ControlWindow;
+import dev.weir.Limit;
+
+/** Factories for {@link Limit}s. */
+public final class Limits {
+  private Limits() {}
+
+  /**
+   * A limit that never moves.
+   *
+   * @throws IllegalArgumentException if {@code limit < 1}
+   */
+  public static Limit fixed(int limit) {
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit must be at least 1, was " + limit);
+    }
+    return new Limit() {
+      @Override
+      public int initialLimit() {
+        return limit;
+      }
+
+      @Override
+      public int maxLimit() {
+        return limit;
+      }
+
+      @Override
+      public int update(ControlWindow window) {
+        return limit;
+      }
+
+      @Override
+      public String toString() {
+        return "FixedLimit{" + limit + "}";
+      }
+    };
+  }
+
+  /** The zero-configuration adaptive limit: {@link VegasLimit} with its defaults. */
+  public static Limit adaptive() {
+    return VegasLimit.builder().build();
+  }
+}

@@ -1,0 +1,240 @@
+package dev.weir.control;
+
+import dev.weir.ControlWindow;
+import dev.weir.Priority;
+import dev.weir.Rejector;
+import java.time.Duration;
+
+/**
+ * Sheds the least important traffic at the door while the shedder is overloaded, after Uber's
+ * Cinnamon.
+ *
+ * <p><b>Detection.</b> The shedder is overloaded once its queue has not been empty for {@code
+ * detectionWindow} (Facebook's and Cinnamon's signal: a queue that never empties is a standing
+ * queue, not a burst being absorbed).
+ *
+ * <p><b>Ratio.</b> While shedding, a PI controller in velocity form turns the queue's dynamics into
+ * a rejection ratio: the proportional term follows the excess inflow (enqueued minus dequeued) and
+ * the integral term the backlog above a small target, both divided by the interval's arrivals. So
+ * the controller sees rates, not counts, and behaves the same at 50 and 50,000 RPS. The ratio rises
+ * fast and, once the queue has stayed empty, decays gently, which avoids the all-or-nothing swings
+ * of CoDel-style shedders.
+ *
+ * <p><b>Cutoff.</b> The ratio becomes a priority cutoff through a decayed histogram of recent
+ * arrivals over all 768 levels: the least important {@code ratio} of traffic is shed. Because
+ * cohorts order the levels within a tier, services that share the cohort scheme shed the same
+ * users.
+ *
+ * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap.
+ */
+public final class PidRejector implements Rejector {
+  private final long detectionWindowNanos;
+  private final double kp;
+  private final double ki;
+  private final double decay;
+  private final long minArrivals;
+  private final double distributionDecay;
+
+  private final double[] distribution = new double[Priority.LEVELS];
+  private double distributionTotal;
+
+  private double ratio;
+  private int cutoff = Priority.LEVELS;
+  private boolean shedding;
+  private long lastEmptyNanos = Long.MIN_VALUE;
+  private int emptyTicks;
+
+  // Accumulated over ticks until there are enough arrivals to judge rates.
+  private long accArrivals;
+  private long accEnqueued;
+  private long accDequeued;
+  private long accAdmitted;
+
+  private PidRejector(Builder b) {
+    this.detectionWindowNanos = b.detectionWindow.toNanos();
+    this.kp = b.kp;
+    this.ki = b.ki;
+    this.decay = b.decay;
+    this.minArrivals = b.minArrivals;
+    this.distributionDecay = b.distributionDecay;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  @Override
+  public double ratio() {
+    return ratio;
+  }
+
+  @Override
+  public boolean overloaded() {
+    return shedding;
+  }
+
+  /** The current cutoff. */
+  public int cutoff() {
+    return cutoff;
+  }
+
+  @Override
+  public int update(ControlWindow w) {
+    long now = w.nowNanos();
+    updateDistribution(w.levelArrivals());
+    if (lastEmptyNanos == Long.MIN_VALUE || w.queueEmptied()) {
+      lastEmptyNanos = now;
+    }
+    emptyTicks = w.queueEmptied() && w.queueLength() == 0 ? emptyTicks + 1 : 0;
+    boolean standingQueue = now - lastEmptyNanos >= detectionWindowNanos;
+
+    accArrivals += w.arrivals();
+    accEnqueued += w.enqueued();
+    accDequeued += w.dequeued() + w.queueTimeouts();
+    accAdmitted += w.admitted();
+
+    if (!shedding) {
+      if (!standingQueue) {
+        clearAccumulators();
+        return cutoff = Priority.LEVELS;
+      }
+      shedding = true;
+    }
+
+    if (emptyTicks >= 3) {
+      // The queue has stayed empty: back off gently, so a brief lull does not reopen the door.
+      ratio = Math.max(0, ratio * (1 - decay) - decay / 10);
+      clearAccumulators();
+      if (ratio == 0) {
+        shedding = false;
+        return cutoff = Priority.LEVELS;
+      }
+      return cutoff = cutoffFor(ratio);
+    }
+
+    if (accArrivals < minArrivals) {
+      return cutoff;
+    }
+    double arrivals = accArrivals;
+    double excess = (accEnqueued - accDequeued) / arrivals;
+    double backlogTarget = Math.max(1, 0.05 * accAdmitted);
+    double backlog = (w.queueLength() - backlogTarget) / arrivals;
+    ratio = clamp(ratio + kp * excess + ki * backlog);
+    clearAccumulators();
+    return cutoff = cutoffFor(ratio);
+  }
+
+  private void clearAccumulators() {
+    accArrivals = 0;
+    accEnqueued = 0;
+    accDequeued = 0;
+    accAdmitted = 0;
+  }
+
+  private void updateDistribution(long[] arrivals) {
+    double total = 0;
+    for (int i = 0; i < distribution.length; i++) {
+      double v = distribution[i] * distributionDecay + arrivals[i];
+      distribution[i] = v;
+      total += v;
+    }
+    distributionTotal = total;
+  }
+
+  /** The lowest level such that the levels from it down hold at most {@code ratio} of traffic. */
+  private int cutoffFor(double ratio) {
+    if (ratio <= 0 || distributionTotal <= 0) {
+      return Priority.LEVELS;
+    }
+    double budget = ratio * distributionTotal;
+    double shed = 0;
+    int level = Priority.LEVELS;
+    while (level > 0 && shed + distribution[level - 1] <= budget) {
+      shed += distribution[level - 1];
+      level--;
+    }
+    return level;
+  }
+
+  private static double clamp(double v) {
+    return v < 0 ? 0 : (v > 1 ? 1 : v);
+  }
+
+  @Override
+  public String toString() {
+    return String.format("PidRejector{ratio=%.3f, cutoff=%d, shedding=%s}", ratio, cutoff,
+        shedding);
+  }
+
+  /** Settings for a {@link PidRejector}; each has a default that suits most services. */
+  public static final class Builder {
+    private Duration detectionWindow = Duration.ofMillis(500);
+    private double kp = 0.6;
+    private double ki = 0.08;
+    private double decay = 0.1;
+    private long minArrivals = 20;
+    private double distributionDecay = 0.9;
+
+    private Builder() {}
+
+    /** How long the queue must stay non-empty before shedding starts. Default 500 ms. */
+    public Builder detectionWindow(Duration v) {
+      this.detectionWindow = v;
+      return this;
+    }
+
+    /** The proportional gain, on excess inflow per arrival. Default 0.6. */
+    public Builder kp(double v) {
+      this.kp = v;
+      return this;
+    }
+
+    /** The integral gain, on backlog per arrival. Default 0.08. */
+    public Builder ki(double v) {
+      this.ki = v;
+      return this;
+    }
+
+    /** The fraction by which the ratio decays each tick once the queue stays empty. Default 0.1. */
+    public Builder decay(double v) {
+      this.decay = v;
+      return this;
+    }
+
+    /** Arrivals needed before the ratio is updated. Default 20. */
+    public Builder minArrivals(long v) {
+      this.minArrivals = v;
+      return this;
+    }
+
+    /** How much of the priority histogram survives each tick. Default 0.9. */
+    public Builder distributionDecay(double v) {
+      this.distributionDecay = v;
+      return this;
+    }
+
+    public PidRejector build() {
+      if (detectionWindow == null || detectionWindow.isNegative() || detectionWindow.isZero()) {
+        throw new IllegalArgumentException("detectionWindow must be positive, was "
+            + detectionWindow);
+      }
+      if (!(kp >= 0 && kp <= 10)) {
+        throw new IllegalArgumentException("kp must be in [0, 10], was " + kp);
+      }
+      if (!(ki > 0 && ki <= 10)) {
+        throw new IllegalArgumentException("ki must be in (0, 10], was " + ki);
+      }
+      if (!(decay > 0 && decay < 1)) {
+        throw new IllegalArgumentException("decay must be in (0, 1), was " + decay);
+      }
+      if (minArrivals < 1) {
+        throw new IllegalArgumentException("minArrivals must be at least 1, was " + minArrivals);
+      }
+      if (!(distributionDecay >= 0 && distributionDecay < 1)) {
+        throw new IllegalArgumentException("distributionDecay must be in [0, 1), was "
+            + distributionDecay);
+      }
+      return new PidRejector(this);
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package dev.weir.internal;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+
+/**
+ * A fixed set of monotonic counters, striped by thread so that threads on different cores rarely
+ * write the same cache line. Adding is one atomic add on the caller's stripe and never allocates;
+ * reading sums the stripes. Counters only grow, so readers take differences between two reads to
+ * get the count of an interval.
+ */
+public final class StripedCounters {
+  private static final VarHandle AA = MethodHandles.arrayElementVarHandle(long[].class);
+  /** Longs per cache line, and padding between stripes so they never share a line. */
+  private static final int PAD = 16;
+
+  private final long[] cells;
+  private final int slots;
+  private final int stride;
+  private final int mask;
+
+  /** @param slots the number of counters */
+  public StripedCounters(int slots) {
+    this(slots, defaultStripes());
+  }
+
+  public StripedCounters(int slots, int stripes) {
+    if (Integer.bitCount(stripes) != 1) {
+      throw new IllegalArgumentException("stripes must be a power of two, was " + stripes);
+    }
+    this.slots = slots;
+    this.stride = slots + PAD;
+    this.mask = stripes - 1;
+    this.cells = new long[stride * stripes + PAD];
+  }
+
+  private static int defaultStripes() {
+    int n = Math.min(Runtime.getRuntime().availableProcessors() * 2, 16);
+    return Integer.highestOneBit(Math.max(1, n - 1)) << 1;
+  }
+
+  private int base() {
+    // Fibonacci hashing spreads sequential thread ids over the stripes.
+    @SuppressWarnings("deprecation")
+    long id = Thread.currentThread().getId();
+    int h = (int) (id * 0x9E3779B97F4A7C15L >>> 40);
+    return PAD + (h & mask) * stride;
+  }
+
+  /** Adds {@code delta} to counter {@code slot}. */
+  public void add(int slot, long delta) {
+    AA.getAndAdd(cells, base() + slot, delta);
+  }
+
+  /** Adds one to counter {@code slot}. */
+  public void increment(int slot) {
+    AA.getAndAdd(cells, base() + slot, 1L);
+  }
+
+  /** Adds one to two counters, finding the stripe once. */
+  public void increment(int slot1, int slot2) {
+    int b = base();
+    AA.getAndAdd(cells, b + slot1, 1L);
+    AA.getAndAdd(cells, b + slot2, 1L);
+  }
+
+  /** The sum of counter {@code slot} over all stripes. */
+  public long sum(int slot) {
+    long s = 0;
+    for (int i = PAD + slot; i < cells.length; i += stride) {
+      s += (long) AA.getVolatile(cells, i);
+    }
+    return s;
+  }
+
+  /** The number of counters. */
+  public int slots() {
+    return slots;
+  }
+}

@@ -1,0 +1,198 @@
+package dev.weir.internal;
+
+import dev.weir.Clock;
+import dev.weir.Timer;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * A hashed timing wheel driven by one daemon thread. Scheduling pushes onto a lock-free stack
+ * that the timer thread drains each tick, so callers never touch the wheel; cancelling is one CAS
+ * on the entry, which the timer thread then drops when it next passes it. One entry object per
+ * scheduled task, no thread per task.
+ *
+ * <p>While nothing is scheduled the thread parks without a timeout, so an idle process pays no
+ * wake-ups; a scheduler unparks it only when it is known to be asleep.
+ */
+public final class WheelTimer implements Timer, AutoCloseable {
+  private static final Logger LOG = Logger.getLogger(WheelTimer.class.getName());
+
+  private static final int PENDING = 0;
+  private static final int CANCELLED = 1;
+  private static final int EXPIRED = 2;
+
+  private final Clock clock = Clock.system();
+  private final long tickNanos;
+  private final Entry[] wheel;
+  private final int mask;
+  private final AtomicReference<Entry> incoming = new AtomicReference<>();
+  private final Thread thread;
+  private final long start;
+  private volatile boolean sleeping;
+  private volatile boolean stopped;
+  private long tick;
+  private int pending;
+
+  public WheelTimer(String threadName, long tickNanos, int wheelSize) {
+    if (Integer.bitCount(wheelSize) != 1) {
+      throw new IllegalArgumentException("wheelSize must be a power of two, was " + wheelSize);
+    }
+    this.tickNanos = tickNanos;
+    this.wheel = new Entry[wheelSize];
+    this.mask = wheelSize - 1;
+    this.start = clock.nanoTime();
+    this.thread = new Thread(this::run, threadName);
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  private static final class Shared {
+    static final WheelTimer INSTANCE =
+        new WheelTimer("weir-timer", TimeUnit.MILLISECONDS.toNanos(1), 1024);
+  }
+
+  /** The process-wide timer: 1 ms ticks, one daemon thread named {@code weir-timer}. */
+  public static WheelTimer shared() {
+    return Shared.INSTANCE;
+  }
+
+  @Override
+  public Clock clock() {
+    return clock;
+  }
+
+  @Override
+  public Timeout schedule(Runnable task, long deadlineNanos) {
+    Entry e = new Entry(task, deadlineNanos);
+    Entry head;
+    do {
+      head = incoming.get();
+      e.nextIncoming = head;
+    } while (!incoming.compareAndSet(head, e));
+    if (sleeping) {
+      LockSupport.unpark(thread);
+    }
+    return e;
+  }
+
+  /** Stops the timer thread; tasks not yet run never run. */
+  @Override
+  public void close() {
+    stopped = true;
+    LockSupport.unpark(thread);
+  }
+
+  private void run() {
+    while (!stopped) {
+      long now = clock.nanoTime();
+      long target = (now - start) / tickNanos;
+      transferIncoming();
+      while (tick <= target) {
+        expire(tick, now);
+        tick++;
+      }
+      if (pending == 0) {
+        sleeping = true;
+        if (incoming.get() == null && !stopped) {
+          LockSupport.park(this);
+        }
+        sleeping = false;
+      } else {
+        long next = start + tick * tickNanos;
+        long wait = next - clock.nanoTime();
+        if (wait > 0) {
+          LockSupport.parkNanos(this, wait);
+        }
+      }
+    }
+  }
+
+  private void transferIncoming() {
+    Entry e = incoming.getAndSet(null);
+    while (e != null) {
+      Entry next = e.nextIncoming;
+      e.nextIncoming = null;
+      if (e.state == PENDING) {
+        long ticks = Math.max(0, Math.floorDiv(e.deadline - start + tickNanos - 1, tickNanos));
+        long due = Math.max(ticks, tick);
+        e.rounds = (due - tick) / wheel.length;
+        int slot = (int) (due & mask);
+        e.next = wheel[slot];
+        wheel[slot] = e;
+        pending++;
+      }
+      e = next;
+    }
+  }
+
+  private void expire(long t, long now) {
+    int slot = (int) (t & mask);
+    Entry prev = null;
+    Entry e = wheel[slot];
+    while (e != null) {
+      Entry next = e.next;
+      boolean remove;
+      if (e.state != PENDING) {
+        remove = true;
+      } else if (e.rounds > 0) {
+        e.rounds--;
+        remove = false;
+      } else {
+        remove = true;
+        if (STATE.compareAndSet(e, PENDING, EXPIRED)) {
+          try {
+            e.task.run();
+          } catch (Throwable ex) {
+            LOG.log(Level.WARNING, "timer task failed", ex);
+          }
+        }
+      }
+      if (remove) {
+        if (prev == null) {
+          wheel[slot] = next;
+        } else {
+          prev.next = next;
+        }
+        e.next = null;
+        pending--;
+      } else {
+        prev = e;
+      }
+      e = next;
+    }
+  }
+
+  private static final VarHandle STATE;
+
+  static {
+    try {
+      STATE = MethodHandles.lookup().findVarHandle(Entry.class, "state", int.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private static final class Entry implements Timeout {
+    final Runnable task;
+    final long deadline;
+    volatile int state;
+    Entry nextIncoming;
+    Entry next;
+    long rounds;
+
+    Entry(Runnable task, long deadline) {
+      this.task = task;
+      this.deadline = deadline;
+    }
+
+    @Override
+    public boolean cancel() {
+      return STATE.compareAndSet(this, PENDING, CANCELLED);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+package dev.weir.micrometer;
+
+import dev.weir.LoadShedder;
+import dev.weir.Priority;
+import dev.weir.Snapshot;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Publishes a {@link LoadShedder}'s state to Micrometer. All meters read the shedder's own
+ * counters when scraped, so binding adds nothing to the per-request path.
+ *
+ * <table>
+ *   <caption>Meters, each tagged {@code shedder}</caption>
+ *   <tr><th>name</th><th>type</th><th>extra tags</th></tr>
+ *   <tr><td>weir.limit</td><td>gauge</td><td></td></tr>
+ *   <tr><td>weir.inflight</td><td>gauge</td><td></td></tr>
+ *   <tr><td>weir.queued</td><td>gauge</td><td></td></tr>
+ *   <tr><td>weir.rejection.ratio</td><td>gauge</td><td></td></tr>
+ *   <tr><td>weir.cutoff</td><td>gauge (packed priority; 768 sheds nothing)</td><td></td></tr>
+ *   <tr><td>weir.overloaded</td><td>gauge (0 or 1)</td><td></td></tr>
+ *   <tr><td>weir.requests</td><td>counter</td><td>tier, outcome (admitted, shed, queue_full,
+ *       queue_timeout, shutting_down, cancelled, deadline_missed, succeeded, failed,
+ *       dropped)</td></tr>
+ *   <tr><td>weir.queue.wait</td><td>function timer (count and total of admitted requests' queue
+ *       waits)</td><td>tier</td></tr>
+ * </table>
+ */
+public final class WeirMetrics implements MeterBinder {
+  private final LoadShedder shedder;
+  private final Tags tags;
+
+  public WeirMetrics(LoadShedder shedder) {
+    this(shedder, Tags.empty());
+  }
+
+  /** @param extraTags added to every meter */
+  public WeirMetrics(LoadShedder shedder, Iterable<io.micrometer.core.instrument.Tag> extraTags) {
+    if (shedder == null) {
+      throw new IllegalArgumentException("shedder must not be null");
+    }
+    this.shedder = shedder;
+    this.tags = Tags.of("shedder", shedder.name()).and(extraTags);
+  }
+
+  @Override
+  public void bindTo(MeterRegistry registry) {
+    LoadShedder s = shedder;
+    Gauge.builder("weir.limit", s, LoadShedder::limit).tags(tags)
+        .description("The inflight limit").register(registry);
+    Gauge.builder("weir.inflight", s, LoadShedder::inflight).tags(tags)
+        .description("Permits held").register(registry);
+    Gauge.builder("weir.queued", s, LoadShedder::queued).tags(tags)
+        .description("Requests waiting in the queue").register(registry);
+    Gauge.builder("weir.rejection.ratio", s, LoadShedder::rejectionRatio).tags(tags)
+        .description("The fraction of traffic the rejector aims to shed").register(registry);
+    Gauge.builder("weir.cutoff", s, LoadShedder::cutoff).tags(tags)
+        .description("Priorities at or above the cutoff are shed").register(registry);
+    Gauge.builder("weir.overloaded", s, x -> x.overloaded() ? 1 : 0).tags(tags)
+        .description("1 while the rejector judges the shedder overloaded").register(registry);
+    for (int tier = 0; tier < Priority.TIERS; tier++) {
+      final int t = tier;
+      Tags tierTags = tags.and("tier", Integer.toString(tier));
+      for (Snapshot.Counter c : Snapshot.Counter.values()) {
+        FunctionCounter.builder("weir.requests", s, x -> x.count(c, t))
+            .tags(tierTags.and("outcome", c.name().toLowerCase(Locale.ROOT)))
+            .description("Requests by tier and outcome").register(registry);
+      }
+      FunctionTimer.builder("weir.queue.wait", s,
+              x -> x.count(Snapshot.Counter.ADMITTED, t),
+              x -> x.totalQueueWaitNanos(t), TimeUnit.NANOSECONDS)
+          .tags(tierTags).description("Time admitted requests waited in the queue")
+          .register(registry);
+    }
+  }
+}

@@ -1,0 +1,254 @@
+package dev.weir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.control.Limits;
+import dev.weir.control.Rejectors;
+import dev.weir.sim.VirtualTime;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class LoadShedderTest {
+  private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+
+  private final VirtualTime time = new VirtualTime();
+
+  private LoadShedder shedder(int limit, int capacity) {
+    return LoadShedder.builder()
+        .timer(time)
+        .limit(Limits.fixed(limit))
+        .rejector(Rejectors.none())
+        .requestTimeout(Duration.ofMillis(300))
+        .queueCapacity(capacity)
+        .build();
+  }
+
+  @Test
+  void admitsAtOnceBelowTheLimit() {
+    LoadShedder s = shedder(2, 10);
+    Recorder a = new Recorder();
+    s.submit(Priority.of(3, 0), a);
+    assertNotNull(a.permit);
+    assertEquals(1, s.inflight());
+    assertEquals(0, a.permit.queueWaitNanos());
+    assertTrue(a.permit.success());
+    assertEquals(0, s.inflight());
+  }
+
+  @Test
+  void releasingTwiceCountsOnce() {
+    LoadShedder s = shedder(1, 10);
+    Recorder a = new Recorder();
+    Recorder b = new Recorder();
+    s.submit(0, a);
+    s.submit(0, b);
+    assertTrue(a.permit.success());
+    assertFalse(a.permit.success());
+    assertFalse(a.permit.dropped());
+    assertEquals(1, s.inflight(), "b holds the only permit");
+    assertTrue(b.permit.success());
+    assertEquals(0, s.inflight());
+    assertEquals(1, s.snapshot().count(Snapshot.Counter.SUCCEEDED, 0) - 1);
+  }
+
+  @Test
+  void queuedRequestsAreAdmittedMostImportantFirstAndFifoWithinALevel() {
+    LoadShedder s = shedder(1, 100);
+    List<String> log = new ArrayList<>();
+    Recorder holder = new Recorder("holder", log);
+    s.submit(Priority.of(0, 0), holder);
+    int[][] order = {{5, 3}, {1, 0}, {3, 7}, {1, 0}, {0, 127}, {5, 0}};
+    List<Recorder> waiting = new ArrayList<>();
+    for (int i = 0; i < order.length; i++) {
+      Recorder r = new Recorder(order[i][0] + ":" + order[i][1] + "#" + i, log);
+      waiting.add(r);
+      s.submit(Priority.of(order[i][0], order[i][1]), r);
+    }
+    assertEquals(6, s.queued());
+    holder.permit.success();
+    for (int i = 0; i < order.length; i++) {
+      Recorder admitted = waiting.stream().filter(r -> r.permit != null && !r.permit.isReleased())
+          .findFirst().orElseThrow();
+      admitted.permit.success();
+    }
+    assertEquals(List.of("holder", "0:127#4", "1:0#1", "1:0#3", "3:7#2", "5:0#5", "5:3#0"), log);
+    assertEquals(0, s.inflight());
+    assertEquals(0, s.queued());
+  }
+
+  @Test
+  void aQueuedRequestTimesOutOnTheTimerWithoutAnyPoll() {
+    LoadShedder s = shedder(1, 10);
+    Recorder holder = new Recorder();
+    Recorder waiter = new Recorder();
+    s.submit(0, holder);
+    s.submit(0, waiter);
+    time.advanceTo(99 * MS);
+    assertNull(waiter.reason);
+    time.advanceTo(100 * MS);
+    assertEquals(RejectReason.QUEUE_TIMEOUT, waiter.reason);
+    assertEquals(0, s.queued());
+    assertEquals(1, s.snapshot().count(Snapshot.Counter.QUEUE_TIMEOUT, 0));
+    holder.permit.success();
+    assertEquals(1, waiter.calls);
+    assertEquals(0, s.inflight());
+  }
+
+  @Test
+  void aFullQueueEvictsLessImportantWorkForMoreImportantWork() {
+    LoadShedder s = shedder(1, 2);
+    s.submit(0, new Recorder());
+    Recorder low1 = new Recorder();
+    Recorder low2 = new Recorder();
+    Recorder high = new Recorder();
+    Recorder lowest = new Recorder();
+    s.submit(Priority.of(5, 1), low1);
+    s.submit(Priority.of(5, 2), low2);
+    s.submit(Priority.of(1, 0), high);
+    assertEquals(RejectReason.QUEUE_FULL, low2.reason, "the least important waiting is evicted");
+    assertNull(high.reason);
+    s.submit(Priority.of(5, 100), lowest);
+    assertEquals(RejectReason.QUEUE_FULL, lowest.reason, "nothing less important to evict");
+    assertEquals(2, s.queued());
+  }
+
+  @Test
+  void cancelWithdrawsAQueuedRequestAndTellsItsCallback() {
+    LoadShedder s = shedder(1, 10);
+    Recorder holder = new Recorder();
+    Recorder waiter = new Recorder();
+    s.submit(0, holder);
+    Ticket t = s.submit(0, waiter);
+    assertTrue(t.cancel());
+    assertFalse(t.cancel());
+    assertEquals(RejectReason.CANCELLED, waiter.reason);
+    assertEquals(0, s.queued());
+    time.advance(1000 * MS);
+    assertEquals(1, waiter.calls, "the queue timer must not fire after a cancel");
+    Ticket admitted = s.submit(0, new Recorder());
+    holder.permit.success();
+    assertFalse(admitted.cancel(), "an admitted request cannot be cancelled");
+  }
+
+  @Test
+  void theDeadlineHookFiresOnceWhenAnAdmittedRequestOverrunsIt() {
+    LoadShedder s = shedder(1, 10);
+    Recorder a = new Recorder();
+    s.submit(0, a);
+    int[] fired = {0};
+    a.permit.onDeadline(() -> fired[0]++);
+    time.advanceTo(299 * MS);
+    assertEquals(0, fired[0]);
+    time.advanceTo(300 * MS);
+    assertEquals(1, fired[0]);
+    assertEquals(1, s.snapshot().count(Snapshot.Counter.DEADLINE_MISSED, 0));
+    a.permit.dropped();
+    assertEquals(1, s.snapshot().count(Snapshot.Counter.DEADLINE_MISSED, 0), "counted once");
+  }
+
+  @Test
+  void theDeadlineHookDoesNotFireForARequestReleasedInTime() {
+    LoadShedder s = shedder(1, 10);
+    Recorder a = new Recorder();
+    s.submit(0, a);
+    int[] fired = {0};
+    a.permit.onDeadline(() -> fired[0]++);
+    time.advanceTo(100 * MS);
+    a.permit.success();
+    time.advanceTo(1000 * MS);
+    assertEquals(0, fired[0]);
+  }
+
+  @Test
+  void closeAnswersEveryQueuedRequestAndEveryLaterOne() {
+    LoadShedder s = shedder(1, 10);
+    Recorder holder = new Recorder();
+    s.submit(0, holder);
+    List<Recorder> queued = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Recorder r = new Recorder();
+      queued.add(r);
+      s.submit(Priority.of(i, 0), r);
+    }
+    s.close();
+    for (Recorder r : queued) {
+      assertEquals(RejectReason.SHUTTING_DOWN, r.reason);
+      assertEquals(1, r.calls);
+    }
+    Recorder late = new Recorder();
+    s.submit(0, late);
+    assertEquals(RejectReason.SHUTTING_DOWN, late.reason);
+    assertTrue(holder.permit.success(), "held permits stay valid");
+    assertEquals(0, s.inflight());
+    assertEquals(0, s.queued());
+  }
+
+  @Test
+  void aCallbackThatThrowsDoesNotLeakItsPermit() {
+    LoadShedder s = shedder(1, 10);
+    s.submit(0, new AdmissionCallback() {
+      @Override
+      public void onAdmitted(Permit permit) {
+        throw new IllegalStateException("boom");
+      }
+
+      @Override
+      public void onRejected(RejectReason reason) {}
+    });
+    assertEquals(0, s.inflight());
+  }
+
+  @Test
+  void aCallbackThatReleasesInlineDoesNotRecurse() {
+    LoadShedder s = shedder(1, 100_000);
+    Recorder holder = new Recorder();
+    s.submit(0, holder);
+    int[] done = {0};
+    AdmissionCallback inline = new AdmissionCallback() {
+      @Override
+      public void onAdmitted(Permit permit) {
+        done[0]++;
+        permit.success();
+      }
+
+      @Override
+      public void onRejected(RejectReason reason) {}
+    };
+    for (int i = 0; i < 50_000; i++) {
+      s.submit(0, inline);
+    }
+    holder.permit.success();
+    assertEquals(50_000, done[0]);
+    assertEquals(0, s.inflight());
+  }
+
+  @Test
+  void blockingAcquireAdmitsOrThrowsWithTheReason() throws Exception {
+    LoadShedder s = shedder(1, 10);
+    Permit p = s.acquire(0);
+    assertEquals(1, s.inflight());
+    p.success();
+    LoadShedder closed = shedder(1, 10);
+    closed.close();
+    RejectedException e = assertThrows(RejectedException.class, () -> closed.acquire(0));
+    assertEquals(RejectReason.SHUTTING_DOWN, e.reason());
+  }
+
+  @Test
+  void invalidPrioritiesAreRefusedWithAClearMessage() {
+    LoadShedder s = shedder(1, 10);
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> s.submit(768, new Recorder()));
+    assertTrue(e.getMessage().contains("priority"), e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> s.submit(-1, new Recorder()));
+    assertEquals(0, s.inflight());
+  }
+}
