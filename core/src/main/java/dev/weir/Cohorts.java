@@ -34,7 +34,8 @@ public final class Cohorts {
   }
 
   /**
-   * Cohorts rotating every {@code period}.
+   * Cohorts rotating every {@code period}. A period too long for a {@code long} of milliseconds
+   * (some 292 million years) means "never rotate".
    *
    * @throws IllegalArgumentException if {@code period} is null or shorter than one second
    */
@@ -42,7 +43,11 @@ public final class Cohorts {
     if (period == null || period.compareTo(Duration.ofSeconds(1)) < 0) {
       throw new IllegalArgumentException("cohortRotation must be at least 1s, was " + period);
     }
-    return new Cohorts(period.toMillis());
+    // toMillis() throws ArithmeticException past Long.MAX_VALUE ms.
+    long millis = period.compareTo(Duration.ofMillis(Long.MAX_VALUE)) >= 0
+        ? Long.MAX_VALUE
+        : period.toMillis();
+    return new Cohorts(millis);
   }
 
   /** The cohort of {@code key} now, by the wall clock. */

@@ -182,7 +182,12 @@ public final class LoadShedder implements AutoCloseable {
         return r;
       }
       if (s == Request.REJECTED) {
-        throw new RejectedException(r.rejectReason);
+        // A timeout or cancel wins the CAS to REJECTED a moment before it sets the reason; the
+        // wake-up comes after the reason, so park until then rather than throw without one.
+        RejectReason reason = r.rejectReason;
+        if (reason != null) {
+          throw new RejectedException(reason);
+        }
       }
       LockSupport.park(this);
       if (Thread.interrupted()) {
@@ -231,20 +236,24 @@ public final class LoadShedder implements AutoCloseable {
   }
 
   private void enqueue(Request r) {
+    Request victim = null;
     if (!queue.reserve(queueCapacity)) {
-      Request victim = queue.evictLessImportantThan(r.priority);
+      victim = queue.evictLessImportantThan(r.priority);
       if (victim == null) {
         reject(r, RejectReason.QUEUE_FULL);
         return;
       }
       cancelTimeout(victim);
-      victim.state = Request.REJECTED;
-      reject(victim, RejectReason.QUEUE_FULL);
     }
     r.state = Request.QUEUED;
     r.timeout = timer.schedule(r, r.queueDeadlineNanos);
     counters.increment(ENQUEUED);
     queue.offer(r);
+    if (victim != null) {
+      // Only now, with the victim's place filled: its callback may release a permit, and the
+      // dispatch that follows would spin on a reserved but empty place that only we can fill.
+      reject(victim, RejectReason.QUEUE_FULL);
+    }
     if (closed && r.cas(Request.QUEUED, Request.REJECTED)) {
       leftQueue(r, RejectReason.SHUTTING_DOWN);
       return;
@@ -519,14 +528,31 @@ public final class LoadShedder implements AutoCloseable {
   /** The clock all of this shedder's time comes from. */
   public Clock clock() { return clock; }
 
-  /** A counter's total for one tier; same as {@code snapshot().count(counter, tier)}. */
+  /**
+   * A counter's total for one tier; same as {@code snapshot().count(counter, tier)}.
+   *
+   * @throws IllegalArgumentException if {@code tier} is not in 0..5
+   */
   public long count(Snapshot.Counter counter, int tier) {
-    return counters.sum(counterSlot(counter, tier));
+    return counters.sum(counterSlot(counter, checkTier(tier)));
   }
 
-  /** Total nanoseconds that admitted requests of {@code tier} spent waiting in the queue. */
+  /**
+   * Total nanoseconds that admitted requests of {@code tier} spent waiting in the queue.
+   *
+   * @throws IllegalArgumentException if {@code tier} is not in 0..5
+   */
   public long totalQueueWaitNanos(int tier) {
-    return counters.sum(WAIT_BASE + tier);
+    return counters.sum(WAIT_BASE + checkTier(tier));
+  }
+
+  // Slots are laid out side by side: an unchecked tier would silently read a neighbour's counter.
+  private static int checkTier(int tier) {
+    if (tier < 0 || tier >= Priority.TIERS) {
+      throw new IllegalArgumentException(
+          "tier must be in 0.." + (Priority.TIERS - 1) + ", was " + tier);
+    }
+    return tier;
   }
 
   // ------------------------------------------------------------------------------------ shutdown
@@ -683,7 +709,15 @@ public final class LoadShedder implements AutoCloseable {
       if (d == null || d.isNegative() || d.isZero()) {
         throw new IllegalArgumentException(setting + " must be positive, was " + d);
       }
+      // All time is long nanoseconds; a longer duration would fail in build() with an
+      // ArithmeticException that names no setting.
+      if (d.compareTo(MAX_DURATION) > 0) {
+        throw new IllegalArgumentException(setting + " must be at most " + MAX_DURATION
+            + " (about 292 years), was " + d);
+      }
       return d;
     }
+
+    private static final Duration MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE);
   }
 }

@@ -51,7 +51,9 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   volatile int state;
   long admittedNanos;
-  RejectReason rejectReason;
+  /** Set just before the final state is published; volatile for {@link LoadShedder#acquire}, which
+   * may see the state a CAS set before the reason. */
+  volatile RejectReason rejectReason;
   volatile Timer.Timeout timeout;
   volatile Runnable deadlineHook;
   volatile int hookFired;

@@ -43,6 +43,7 @@ public final class PidRejector implements Rejector {
   private boolean shedding;
   private long lastEmptyNanos = Long.MIN_VALUE;
   private int emptyTicks;
+  private int lastLimit;
 
   // Accumulated over ticks until there are enough arrivals to judge rates.
   private long accArrivals;
@@ -82,7 +83,11 @@ public final class PidRejector implements Rejector {
   public int update(ControlWindow w) {
     long now = w.nowNanos();
     updateDistribution(w.levelArrivals());
-    if (lastEmptyNanos == Long.MIN_VALUE || w.queueEmptied()) {
+    // A queue that stands while the limit is still climbing steeply (a cold start) is waiting for
+    // capacity the limit is about to grant, not for capacity the service lacks.
+    boolean limitClimbing = w.limit() > 1.25 * lastLimit;
+    lastLimit = w.limit();
+    if (lastEmptyNanos == Long.MIN_VALUE || w.queueEmptied() || limitClimbing && !shedding) {
       lastEmptyNanos = now;
     }
     emptyTicks = w.queueEmptied() && w.queueLength() == 0 ? emptyTicks + 1 : 0;
@@ -90,6 +95,9 @@ public final class PidRejector implements Rejector {
 
     accArrivals += w.arrivals();
     accEnqueued += w.enqueued();
+    // Queue timeouts leave the queue too. Counting them as excess inflow instead would make the
+    // ratio chase a cold start's backlog, which the timeouts clear by themselves, and overshoot
+    // into the most important tiers.
     accDequeued += w.dequeued() + w.queueTimeouts();
     accAdmitted += w.admitted();
 
@@ -117,7 +125,8 @@ public final class PidRejector implements Rejector {
     }
     double arrivals = accArrivals;
     double excess = (accEnqueued - accDequeued) / arrivals;
-    double backlogTarget = Math.max(1, 0.05 * accAdmitted);
+    // Enough backlog to keep every permit busy through the next interval's noise.
+    double backlogTarget = Math.max(2, w.limit());
     double backlog = (w.queueLength() - backlogTarget) / arrivals;
     ratio = clamp(ratio + kp * excess + ki * backlog);
     clearAccumulators();

@@ -41,6 +41,26 @@ public final class VegasLimit implements Limit {
   private final double dropTolerance;
   private final long baselineHorizonNanos;
 
+  /** How much of a gap between the queue estimate and its target one update closes. */
+  private static final double GAIN = 0.5;
+
+  private final double targetQueue;
+  /** Latency this many times the baseline ends slow start. */
+  private static final double SLOW_START_EXIT = 1.5;
+
+  /** Every this many updates while the limit binds, one window runs at a lower limit. */
+  private static final int PROBE_EVERY = 32;
+  /** The probe window's limit, as a fraction of the limit. */
+  private static final double PROBE_DEPTH = 0.8;
+
+  private Phase phase = Phase.PROBE;
+  /** How much of the recent peak inflight survives each update (about a minute at 10/s). */
+  private static final double PEAK_DECAY = 0.995;
+
+  private boolean probing;
+  private double recentPeak;
+  private int risesInARow;
+  private int updatesSinceProbe;
   private double limit;
   private long baseline;
   private double smoothed;
@@ -69,6 +89,7 @@ public final class VegasLimit implements Limit {
     this.maxWindowNanos = b.maxWindow.toNanos();
     this.dropTolerance = b.dropTolerance;
     this.baselineHorizonNanos = b.baselineHorizon.toNanos();
+    this.targetQueue = b.targetQueue;
     this.limit = initialLimit;
     java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
   }
@@ -103,32 +124,48 @@ public final class VegasLimit implements Limit {
     if (windowStart == Long.MIN_VALUE) {
       windowStart = now - w.intervalNanos();
     }
-    mergeInto(window, w);
+    if (w.latencySamples() != 0) {
+      window.merge(w.latencyHistogram());
+    }
     windowDrops += w.drops();
     windowPeak = Math.max(windowPeak, w.peakInflight());
     windowQueued |= !w.queueEmptied() || w.queueLength() > 0;
 
-    long samples = window.count();
-    long elapsed = now - windowStart;
-    if (samples + windowDrops < minSamples) {
-      if (elapsed < maxWindowNanos || samples + windowDrops < minSamples / 4) {
-        if (elapsed >= maxWindowNanos * 4) {
-          resetWindow(now);
-        }
-        return (int) limit;
-      }
+    long total = window.count() + windowDrops;
+    long needed = phase == Phase.NORMAL ? minSamples : (phase == Phase.PROBE ? 20 : 10);
+    if (total < needed && now - windowStart < maxWindowNanos) {
+      return current();
     }
-    decide(now, w.limit());
+    if (total >= Math.min(needed, 5)) {
+      decide(now, w.limit());
+    }
     resetWindow(now);
-    return (int) limit;
+    return current();
+  }
+
+  private int current() {
+    return probing ? Math.max(minLimit, (int) (limit * PROBE_DEPTH)) : (int) limit;
+  }
+
+  private enum Phase {
+    /** Measuring the no-load latency at the low initial limit. */
+    PROBE,
+    /** Doubling the limit each tick until latency rises, as TCP's slow start does. */
+    SLOW_START,
+    /** Holding the service's internal queue near its target. */
+    NORMAL
   }
 
   private void decide(long now, int currentLimit) {
     long samples = window.count();
     long total = samples + windowDrops;
-    boolean binding = windowQueued || windowPeak >= 0.8 * currentLimit;
+    // The limit binds when requests actually used it. A queue alone is no evidence: it also
+    // stands while a backlog drains after the limit has already caught up.
+    boolean binding = windowPeak >= 0.8 * currentLimit;
+    recentPeak = Math.max(windowPeak, recentPeak * PEAK_DECAY);
 
     if (windowDrops > dropTolerance * total) {
+      phase = Phase.NORMAL;
       limit = Math.max(minLimit, limit * 0.9);
       return;
     }
@@ -136,15 +173,62 @@ public final class VegasLimit implements Limit {
       return;
     }
     long median = window.quantile(0.5);
+    switch (phase) {
+      case PROBE:
+        baseline = median;
+        smoothed = median;
+        phase = Phase.SLOW_START;
+        return;
+      case SLOW_START:
+        if (samples >= minSamples) {
+          baseline = Math.min(baseline, median);
+        }
+        // Two windows in a row, so that one noisy median of a few samples cannot end it early.
+        risesInARow = median > SLOW_START_EXIT * baseline ? risesInARow + 1 : 0;
+        if (risesInARow >= 2) {
+          // Latency rose: the last doubling went past the knee. Vegas's own estimate of the
+          // service's concurrency (limit x baseline / latency) is where the knee is; restart there,
+          // below the last doubling, and let full windows refine the baseline.
+          limit = Math.max(minLimit, Math.min(limit / 2, limit * baseline / median));
+          phase = Phase.NORMAL;
+          smoothed = 0;
+          java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
+          baseline = Long.MAX_VALUE;
+          return;
+        }
+        if (binding) {
+          limit = Math.min(maxLimit, limit * 2);
+        } else {
+          // Demand is met below the limit: nothing more to learn by doubling.
+          phase = Phase.NORMAL;
+        }
+        return;
+      default:
+        break;
+    }
+
+    if (probing) {
+      // One window at a lower concurrency: if latency fell, part of it was queueing, and the
+      // baseline was too high. Either way the probe's median is a fair baseline candidate.
+      probing = false;
+      trackBaseline(now, median);
+      return;
+    }
     smoothed = smoothed == 0 ? median : 0.5 * smoothed + 0.5 * median;
     trackBaseline(now, (long) smoothed);
+    if (binding && ++updatesSinceProbe >= PROBE_EVERY) {
+      updatesSinceProbe = 0;
+      probing = true;
+      return;
+    }
 
-    double ratio = smoothed / Math.max(1, baseline);
+    double ratio = Math.max(1, smoothed / Math.max(1, baseline));
     double queue = limit * (1 - 1 / ratio);
-    double alpha = Math.max(2, 0.10 * limit);
-    double beta = Math.max(4, 0.25 * limit);
+    double target = Math.max(1.5, targetQueue * limit);
 
-    if (queue > beta) {
+    // A latency rise while the limit is far from used is not ours to fix: cutting a limit nobody
+    // reaches changes nothing but leaves less room for the next surge.
+    if (queue > target && windowPeak >= 0.5 * currentLimit) {
       if (cutStartLimit == 0) {
         cutStartLimit = limit;
         cutStartLatency = smoothed;
@@ -153,12 +237,19 @@ public final class VegasLimit implements Limit {
         rebase((long) smoothed);
         return;
       }
-      double target = limit * (1 + alpha / limit) / ratio;
-      limit = Math.max(minLimit, Math.max(limit * 0.7, target));
-    } else {
+      limit = Math.max(minLimit, Math.max(0.7 * limit, limit - GAIN * (queue - target)));
+    } else if (queue <= target) {
       cutStartLimit = 0;
-      if (queue < alpha && binding) {
-        limit = Math.min(maxLimit, limit + Math.max(1, limit * 0.05));
+      if (!binding) {
+        // An unused limit is a promise the service has never been tested on: shrink it toward
+        // twice the recent peak, so a sudden surge cannot be admitted all at once.
+        double floor = Math.max(initialLimit, 2 * recentPeak);
+        if (limit > floor) {
+          limit = Math.max(floor, 0.9 * limit);
+        }
+      } else {
+        double step = Math.min(GAIN * (target - queue), 0.1 * limit + 1);
+        limit = Math.min(maxLimit, limit + Math.max(step, 0.5));
       }
     }
   }
@@ -196,12 +287,6 @@ public final class VegasLimit implements Limit {
     windowQueued = false;
   }
 
-  private static void mergeInto(LatencyHistogram target, ControlWindow w) {
-    if (w.latencySamples() != 0) {
-      target.merge(w.latencyHistogram());
-    }
-  }
-
   @Override
   public String toString() {
     return "VegasLimit{limit=" + (int) limit + ", baseline=" + baseline / 1000 + "us, smoothed="
@@ -210,7 +295,8 @@ public final class VegasLimit implements Limit {
 
   /** Settings for a {@link VegasLimit}; each has a default that suits most services. */
   public static final class Builder {
-    private int initialLimit = 20;
+    private int initialLimit = 4;
+    private double targetQueue = 0.1;
     private int minLimit = 1;
     private int maxLimit = 1000;
     private long minSamples = 100;
@@ -220,7 +306,21 @@ public final class VegasLimit implements Limit {
 
     private Builder() {}
 
-    /** The limit before any sample. Default 20. */
+    /**
+     * The fraction of the limit allowed to queue inside the service: the slack that keeps every
+     * server busy. Default 0.1; at least 1.5 requests whatever the limit.
+     */
+    public Builder targetQueue(double v) {
+      this.targetQueue = v;
+      return this;
+    }
+
+    /**
+     * The limit before any sample. Default 4: low, so that the first window measures the
+     * service's latency with little or no queueing inside it; slow start then doubles the limit
+     * every tick until latency rises, which takes about a second even for a service of hundreds of
+     * threads.
+     */
     public Builder initialLimit(int v) {
       this.initialLimit = v;
       return this;
@@ -273,6 +373,9 @@ public final class VegasLimit implements Limit {
       if (initialLimit < minLimit || initialLimit > maxLimit) {
         throw new IllegalArgumentException("initialLimit must be in minLimit..maxLimit ("
             + minLimit + ".." + maxLimit + "), was " + initialLimit);
+      }
+      if (!(targetQueue > 0 && targetQueue < 1)) {
+        throw new IllegalArgumentException("targetQueue must be in (0, 1), was " + targetQueue);
       }
       if (minSamples < 1) {
         throw new IllegalArgumentException("minSamples must be at least 1, was " + minSamples);

@@ -91,7 +91,7 @@ public final class WheelTimer implements Timer, AutoCloseable {
     while (!stopped) {
       long now = clock.nanoTime();
       long target = (now - start) / tickNanos;
-      transferIncoming();
+      transferIncoming(now, target);
       while (tick <= target) {
         expire(tick, now);
         tick++;
@@ -112,14 +112,13 @@ public final class WheelTimer implements Timer, AutoCloseable {
     }
   }
 
-  private void transferIncoming() {
+  private void transferIncoming(long now, long nowTick) {
     Entry e = incoming.getAndSet(null);
     while (e != null) {
       Entry next = e.nextIncoming;
       e.nextIncoming = null;
       if (e.state == PENDING) {
-        long ticks = Math.max(0, Math.floorDiv(e.deadline - start + tickNanos - 1, tickNanos));
-        long due = Math.max(ticks, tick);
+        long due = dueTick(e.deadline, now, nowTick);
         e.rounds = (due - tick) / wheel.length;
         int slot = (int) (due & mask);
         e.next = wheel[slot];
@@ -128,6 +127,22 @@ public final class WheelTimer implements Timer, AutoCloseable {
       }
       e = next;
     }
+  }
+
+  /**
+   * The first tick at whose start {@code deadline} has passed. Deadlines are compared by
+   * difference, as {@link System#nanoTime()} requires: {@code now + timeout} may wrap past {@link
+   * Long#MAX_VALUE} and must still mean "later", not "long ago".
+   */
+  private long dueTick(long deadline, long now, long nowTick) {
+    long delay = deadline - now;
+    if (delay <= 0) {
+      return tick;
+    }
+    // Anything beyond ~146 years is "never"; the cap keeps the sums below from overflowing.
+    delay = Math.min(delay, Long.MAX_VALUE / 2);
+    long fromTickStart = delay + (now - start - nowTick * tickNanos);
+    return Math.max(tick, nowTick + (fromTickStart + tickNanos - 1) / tickNanos);
   }
 
   private void expire(long t, long now) {

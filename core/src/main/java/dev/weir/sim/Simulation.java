@@ -1,0 +1,240 @@
+package dev.weir.sim;
+
+import dev.weir.AdmissionCallback;
+import dev.weir.LoadShedder;
+import dev.weir.Permit;
+import dev.weir.Priority;
+import dev.weir.RejectReason;
+import java.util.ArrayDeque;
+import java.util.SplittableRandom;
+import java.util.function.BiFunction;
+import dev.weir.Timer;
+
+/**
+ * A discrete-event simulation, in {@link VirtualTime}, of open-loop clients, a guard and a
+ * multi-server service, after Kingsbury's Timelike. It drives the real engine: the shedder under
+ * test is the production {@link LoadShedder} on a virtual timer, with the production controllers.
+ *
+ * <p>Admitted requests run as an adapter in bounded-response-time mode runs them: the client gets
+ * a 503 at the request's deadline if the service has not finished, and the service finishes the
+ * work anyway (its permit is released then, as dropped). Without a guard, a client whose answer
+ * comes after its timeout has given up.
+ *
+ * <p>Deterministic: one seed gives one result.
+ */
+public final class Simulation {
+  private static final long SAMPLE_NANOS = 100_000_000L;
+
+  private final Scenario scenario;
+  private final VirtualTime time = new VirtualTime();
+  private final SplittableRandom random;
+  private final LoadShedder shedder;
+  private final SimResult result;
+  private final long timeoutNanos;
+  private final long endNanos;
+  private final double[] tierCdf = new double[6];
+
+  private final ArrayDeque<Call> serviceQueue = new ArrayDeque<>();
+  private int busy;
+
+  private Simulation(Scenario scenario, String label,
+      BiFunction<Timer, Scenario, LoadShedder> shedderFactory) {
+    this.scenario = scenario;
+    this.random = new SplittableRandom(scenario.seed);
+    this.shedder = shedderFactory.apply(time, scenario);
+    this.timeoutNanos = (long) (scenario.requestTimeoutSeconds * 1e9);
+    this.endNanos = (long) (scenario.durationSeconds * 1e9);
+    this.result = new SimResult(scenario, label, timeoutNanos);
+    double c = 0;
+    for (int t = 0; t < 6; t++) {
+      c += scenario.tierMix[t];
+      tierCdf[t] = c;
+    }
+  }
+
+  /** Runs {@code scenario} behind {@code guard} and returns what the clients saw. */
+  public static SimResult run(Scenario scenario, Guard guard) {
+    return new Simulation(scenario, guard.label(), guard::shedder).run();
+  }
+
+  /**
+   * Runs {@code scenario} behind the shedder that {@code factory} builds on the simulation's
+   * virtual timer (null for no shedder). The factory must pass that timer to the builder.
+   */
+  public static SimResult run(Scenario scenario, String label,
+      BiFunction<Timer, Scenario, LoadShedder> factory) {
+    return new Simulation(scenario, label, factory).run();
+  }
+
+  private SimResult run() {
+    time.schedule(this::arrive, nextArrival(0));
+    time.schedule(this::sample, 0);
+    if (shedder != null && !Double.isNaN(scenario.closeAtSeconds)) {
+      time.schedule(shedder::close, (long) (scenario.closeAtSeconds * 1e9));
+    }
+    time.advanceTo(endNanos);
+    if (shedder != null) {
+      result.finalSnapshot = shedder.snapshot();
+    }
+    return result;
+  }
+
+  private double seconds(long nanos) {
+    return nanos / 1e9;
+  }
+
+  private long nextArrival(long now) {
+    double rate = scenario.arrivalsPerSecond.applyAsDouble(seconds(now));
+    if (rate <= 0) {
+      return now + 10_000_000L;
+    }
+    double gap = -Math.log(1 - random.nextDouble()) / rate;
+    return now + Math.max(1, (long) (gap * 1e9));
+  }
+
+  private void arrive() {
+    long now = time.nanoTime();
+    if (scenario.arrivalsPerSecond.applyAsDouble(seconds(now)) > 0) {
+      int tier = pickTier();
+      int cohort = random.nextInt(Priority.COHORTS);
+      int id = result.arrival(now, tier, cohort);
+      Call call = new Call(id, now);
+      if (shedder == null) {
+        call.admittedAt = now;
+        startService(call);
+      } else {
+        shedder.submit(Priority.of(tier, cohort), timeoutNanos, call);
+      }
+    }
+    long next = nextArrival(now);
+    if (next < endNanos) {
+      time.schedule(this::arrive, next);
+    }
+  }
+
+  private int pickTier() {
+    double u = random.nextDouble();
+    for (int t = 0; t < 5; t++) {
+      if (u < tierCdf[t]) {
+        return t;
+      }
+    }
+    return 5;
+  }
+
+  private long serviceTime(long now) {
+    double mean = scenario.meanServiceSeconds.applyAsDouble(seconds(now));
+    double sigma = scenario.serviceSigma;
+    if (sigma == 0) {
+      return (long) (mean * 1e9);
+    }
+    double mu = Math.log(mean) - sigma * sigma / 2;
+    double z = gaussian();
+    return Math.max(1, (long) (Math.exp(mu + sigma * z) * 1e9));
+  }
+
+  private double gaussian() {
+    // Box-Muller, one value per call: simple and deterministic.
+    double u1 = 1 - random.nextDouble();
+    double u2 = random.nextDouble();
+    return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+  }
+
+  private void startService(Call call) {
+    if (busy < scenario.servers) {
+      busy++;
+      time.schedule(call, time.nanoTime() + serviceTime(time.nanoTime()));
+    } else {
+      serviceQueue.add(call);
+    }
+  }
+
+  private void finishService(Call call) {
+    busy--;
+    // Hand the server to the oldest waiting call before releasing the permit: the release admits
+    // new work, which must queue behind it, not take its server.
+    Call next = serviceQueue.poll();
+    if (next != null) {
+      startService(next);
+    }
+    long now = time.nanoTime();
+    boolean inTime = now - call.arrival <= timeoutNanos;
+    if (!call.answered) {
+      call.answered = true;
+      result.answer(call.id, now, inTime ? Answer.OK : Answer.CLIENT_TIMEOUT);
+    }
+    if (call.permit != null) {
+      if (inTime) {
+        call.permit.success();
+      } else {
+        call.permit.dropped();
+      }
+    }
+  }
+
+  private void sample() {
+    long now = time.nanoTime();
+    if (shedder != null) {
+      result.sample(now, shedder.limit(), shedder.rejectionRatio(), shedder.cutoff(),
+          shedder.queued(), shedder.inflight(), busy + serviceQueue.size());
+    } else {
+      result.sample(now, 0, 0, Priority.LEVELS, 0, busy + serviceQueue.size(),
+          busy + serviceQueue.size());
+    }
+    if (now + SAMPLE_NANOS < endNanos) {
+      time.schedule(this::sample, now + SAMPLE_NANOS);
+    }
+  }
+
+  /** One request: the shedder's callback, the service's completion task, the deadline hook. */
+  private final class Call implements AdmissionCallback, Runnable {
+    final int id;
+    final long arrival;
+    long admittedAt = -1;
+    Permit permit;
+    boolean answered;
+
+    Call(int id, long arrival) {
+      this.id = id;
+      this.arrival = arrival;
+    }
+
+    @Override
+    public void onAdmitted(Permit p) {
+      permit = p;
+      admittedAt = time.nanoTime();
+      result.admitted(id, admittedAt - arrival);
+      p.onDeadline(this::deadline);
+      startService(this);
+    }
+
+    @Override
+    public void onRejected(RejectReason reason) {
+      answered = true;
+      result.answer(id, time.nanoTime(), answerOf(reason));
+    }
+
+    private void deadline() {
+      if (!answered) {
+        answered = true;
+        result.answer(id, time.nanoTime(), Answer.DEADLINE);
+      }
+    }
+
+    /** The service finished this request. */
+    @Override
+    public void run() {
+      finishService(this);
+    }
+  }
+
+  private static Answer answerOf(RejectReason reason) {
+    switch (reason) {
+      case SHED: return Answer.SHED;
+      case QUEUE_FULL: return Answer.QUEUE_FULL;
+      case QUEUE_TIMEOUT: return Answer.QUEUE_TIMEOUT;
+      case SHUTTING_DOWN: return Answer.SHUTDOWN;
+      default: throw new AssertionError(reason);
+    }
+  }
+}

@@ -1,0 +1,84 @@
+package dev.weir.sim;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.LoadShedder;
+import dev.weir.Timer;
+import dev.weir.control.PidRejector;
+import dev.weir.control.VegasLimit;
+import java.time.Duration;
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The ways adaptive limits are known to fail (Netflix's Vegas and Gradient2, Envoy's adaptive
+ * concurrency), each reproduced in simulation against Weir's {@link VegasLimit}.
+ */
+class LimitFailureModesTest {
+  private static final long MS = 1_000_000L;
+
+  private static final class Built {
+    VegasLimit limit;
+  }
+
+  private static java.util.function.BiFunction<Timer, Scenario, LoadShedder> weir(Built into) {
+    return (timer, s) -> {
+      into.limit = VegasLimit.builder().build();
+      return LoadShedder.builder().timer(timer).limit(into.limit)
+          .rejector(PidRejector.builder().build())
+          .requestTimeout(Duration.ofNanos((long) (s.requestTimeoutSeconds * 1e9))).build();
+    };
+  }
+
+  @Test
+  void theBaselineDoesNotDriftUpDuringALongOverload() {
+    Built b = new Built();
+    SimResult r = Simulation.run(Scenarios.s9(), "weir", weir(b));
+    // The lognormal service time's median: mean x exp(-sigma^2 / 2).
+    double median = Scenarios.SERVICE * 1e9 * Math.exp(-0.5 * 0.5 / 2);
+    assertTrue(b.limit.baselineNanos() <= 1.2 * median,
+        "baseline " + b.limit.baselineNanos() / MS + " ms after 10 minutes of 4x overload; the "
+            + "service's median is " + median / MS + " ms");
+    assertTrue(r.report(540, 600).goodput(-1) >= 0.93 * Scenarios.CAPACITY);
+  }
+
+  @Test
+  void theLimitDoesNotCollapseAtLowTraffic() {
+    SimResult r = Simulation.run(Scenarios.s6(), Guard.WEIR);
+    int min = Arrays.stream(r.limits(0, 600)).min().getAsInt();
+    assertTrue(min >= 2, "the limit fell to " + min + " at 5 RPS");
+  }
+
+  @Test
+  void theLimitDoesNotClimbWhenEverySampleIsADrop() {
+    // Every request takes 2 s against a 1 s timeout: every release is a drop.
+    Scenario s = Scenario.builder("all-drops").servers(50).meanServiceSeconds(t -> 2.0)
+        .serviceSigma(0.1).arrivalsPerSecond(t -> 100).duration(60).build();
+    Built b = new Built();
+    SimResult r = Simulation.run(s, "weir", weir(b));
+    int max = Arrays.stream(r.limits(5, 60)).max().getAsInt();
+    assertTrue(max <= VegasLimit.builder().build().initialLimit(),
+        "the limit climbed to " + max + " on drops alone");
+  }
+
+  @Test
+  void theLimitDoesNotGrowWhenTheApplicationNeverUsesIt() {
+    // 0.05x of a 20,000 RPS service: about 20 requests in flight, against a maximum of 1000.
+    Scenario s = Scenarios.s7Large().toBuilder().arrivalsPerSecond(t -> 1000).duration(60)
+        .build();
+    SimResult r = Simulation.run(s, Guard.WEIR);
+    int peakInService = Arrays.stream(r.inService(0, 60)).max().getAsInt();
+    int late = Arrays.stream(r.limits(30, 60)).max().getAsInt();
+    assertTrue(late <= Math.max(8, 3 * peakInService),
+        "the limit is " + late + " while at most " + peakInService + " requests were in flight");
+  }
+
+  @Test
+  void theLimitFollowsAServiceThatGetsSlowerInsteadOfCollapsing() {
+    // S4's service time doubles for good at 30 s: the old baseline is no longer reachable.
+    SimResult r = Simulation.run(Scenarios.s4(), Guard.WEIR);
+    int min = Arrays.stream(r.limits(30, 60)).min().getAsInt();
+    assertTrue(min >= Scenarios.SERVERS / 2,
+        "the limit fell to " + min + " for a service of " + Scenarios.SERVERS + " servers");
+  }
+}
