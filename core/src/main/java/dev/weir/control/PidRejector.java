@@ -50,6 +50,10 @@ public final class PidRejector implements Rejector {
   private long accEnqueued;
   private long accDequeued;
   private long accAdmitted;
+  private long accTimeouts;
+
+  /** The gain on the rate of queue timeouts. */
+  private static final double LATE_GAIN = 0.25;
 
   private PidRejector(Builder b) {
     this.detectionWindowNanos = b.detectionWindow.toNanos();
@@ -100,6 +104,7 @@ public final class PidRejector implements Rejector {
     // into the most important tiers.
     accDequeued += w.dequeued() + w.queueTimeouts();
     accAdmitted += w.admitted();
+    accTimeouts += w.queueTimeouts();
 
     if (!shedding) {
       if (!standingQueue) {
@@ -128,7 +133,11 @@ public final class PidRejector implements Rejector {
     // Enough backlog to keep every permit busy through the next interval's noise.
     double backlogTarget = Math.max(2, w.limit());
     double backlog = (w.queueLength() - backlogTarget) / arrivals;
-    ratio = clamp(ratio + kp * excess + ki * backlog);
+    // Requests that time out in the queue were shed late: at the cost of a wait, for nothing.
+    // A gentle term on their rate moves that shedding to the door. Gentle, because timeouts lag
+    // the queue by the queue timeout, and a strong term would overshoot after a cold start.
+    double late = accTimeouts / arrivals;
+    ratio = clamp(ratio + kp * excess + ki * backlog + LATE_GAIN * late);
     clearAccumulators();
     return cutoff = cutoffFor(ratio);
   }
@@ -138,6 +147,7 @@ public final class PidRejector implements Rejector {
     accEnqueued = 0;
     accDequeued = 0;
     accAdmitted = 0;
+    accTimeouts = 0;
   }
 
   private void updateDistribution(long[] arrivals) {
@@ -181,7 +191,7 @@ public final class PidRejector implements Rejector {
     private double kp = 0.6;
     private double ki = 0.08;
     private double decay = 0.1;
-    private long minArrivals = 20;
+    private long minArrivals = 50;
     private double distributionDecay = 0.9;
 
     private Builder() {}
@@ -210,7 +220,7 @@ public final class PidRejector implements Rejector {
       return this;
     }
 
-    /** Arrivals needed before the ratio is updated. Default 20. */
+    /** Arrivals needed before the ratio is updated. Default 50. */
     public Builder minArrivals(long v) {
       this.minArrivals = v;
       return this;
