@@ -352,7 +352,8 @@ public final class LoadShedder implements AutoCloseable {
       counters.increment(LATENCY_BASE + LatencyHistogram.bucketOf(latency));
       counters.add(LATENCY_SUM, latency);
     }
-    if (now - r.deadlineNanos > 0 && !r.deadlineHookFired()) {
+    // The deadline hook may be firing right now on the timer: whoever claims counts the overrun.
+    if (now - r.deadlineNanos > 0 && r.claimOverrun()) {
       counters.increment(counterSlot(Snapshot.Counter.DEADLINE_MISSED, tier));
     }
     releaseSlot();
@@ -441,15 +442,8 @@ public final class LoadShedder implements AutoCloseable {
     w.successes = tierDelta(Snapshot.Counter.SUCCEEDED);
     w.errors = tierDelta(Snapshot.Counter.FAILED);
     w.drops = tierDelta(Snapshot.Counter.DROPPED);
-    for (Snapshot.Counter c : new Snapshot.Counter[] {Snapshot.Counter.SHUTTING_DOWN,
-        Snapshot.Counter.CANCELLED, Snapshot.Counter.DEADLINE_MISSED}) {
-      tierDelta(c);
-    }
     w.enqueued = delta(ENQUEUED);
     w.dequeued = delta(DEQUEUED);
-    for (int t = 0; t < Priority.TIERS; t++) {
-      delta(WAIT_BASE + t);
-    }
     w.latencies.clear();
     for (int b = 0; b < LatencyHistogram.BUCKETS; b++) {
       long d = delta(LATENCY_BASE + b);

@@ -163,16 +163,20 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     } else if (s == ADMITTED) {
       Runnable hook = deadlineHook;
       // A late-firing queue timer also lands here; only a passed deadline may fire the hook.
-      if (hook != null && shedder.clock.nanoTime() - deadlineNanos >= 0
-          && HOOK_FIRED.compareAndSet(this, 0, 1)) {
+      if (hook != null && shedder.clock.nanoTime() - deadlineNanos >= 0 && claimOverrun()) {
         shedder.deadlinePassed(this);
         hook.run();
       }
     }
   }
 
-  boolean deadlineHookFired() {
-    return hookFired != 0;
+  /**
+   * Claims the overrun of this request's deadline, for whichever notices it first: the deadline
+   * hook on the timer, or a release after the deadline. Exactly one caller wins, so the overrun is
+   * counted once and the hook does not run once a late release has claimed it.
+   */
+  boolean claimOverrun() {
+    return HOOK_FIRED.compareAndSet(this, 0, 1);
   }
 
   void wake() {

@@ -9,30 +9,48 @@ import java.time.Duration;
  * An inflight limit tuned from latency, after TCP Vegas as modified by Uber's Cinnamon.
  *
  * <p>Each update compares a recent, smoothed median latency with a <em>baseline</em>: the
- * no-load latency. Their ratio estimates how much of the limit is queueing inside the service
- * ({@code queue = limit * (1 - baseline / latency)}). While that queue is small the limit grows; when
- * it is large the limit shrinks toward the concurrency that would bring latency back to the
- * baseline; in between it holds. Drops and timeouts shrink it multiplicatively.
+ * service's latency without queueing. Their ratio estimates how many of the admitted requests are
+ * queueing inside the service, {@code queue = limit * (1 - baseline / latency)}: Vegas's estimate.
+ * The limit moves toward the value that keeps that queue at a small target ({@code targetQueue} of
+ * the limit, at least 1.5 requests), enough slack to keep every server busy. Moving toward a target,
+ * rather than stepping whenever a threshold is crossed, keeps the limit from random-walking upward.
+ *
+ * <p><b>Start.</b> The limit starts low (4), so the first window measures the service's latency
+ * with little queueing, then doubles every tick, as TCP's slow start does, until latency rises by
+ * half twice in a row. It then restarts at Vegas's estimate of the service's concurrency
+ * ({@code limit * baseline / latency}) and refines the baseline there from full windows.
  *
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
- *   <li><b>Noise at low traffic.</b> An update needs {@code minSamples} samples, gathered over as
- *       many ticks as it takes (up to {@code maxWindow}); too few samples change nothing, so the
- *       limit neither collapses nor wanders at 5 RPS.
- *   <li><b>Baseline drift.</b> The baseline is the lowest smoothed median seen in a sliding
- *       horizon, so it cannot creep up with latency while the service is loaded. It moves up only
- *       on evidence that the service itself got slower: the limit was cut by a fifth or more and
- *       latency did not fall with it, which queueing would have made it do.
+ *   <li><b>Noise and collapse at low traffic.</b> An update needs {@code minSamples} samples,
+ *       gathered over as many ticks as it takes (up to {@code maxWindow}); and latency cuts the limit
+ *       only while at least half of it is in use, so noise at 5 RPS cannot whittle it down.
+ *   <li><b>Baseline drift.</b> The baseline is the lowest smoothed median in a sliding horizon, so it
+ *       cannot creep up with latency while the service is loaded; every 32 updates one window runs at
+ *       0.8 of the limit, whose median is a fresh baseline candidate from below the operating point.
+ *       The baseline rises only on evidence that the service itself got slower: the limit was cut by
+ *       a fifth and latency did not fall with it, as it would have had it been queueing.
  *   <li><b>Climbing on timeouts.</b> A window in which more than {@code dropTolerance} of releases
- *       were drops shrinks the limit and never grows it, whatever the latency of the rest.
- *   <li><b>Growing when unused.</b> The limit grows only while it binds: while the peak inflight
- *       came near it or requests waited in the queue. An application that never uses its limit
- *       cannot inflate it.
+ *       were drops shrinks the limit by a tenth and never grows it, whatever the other latencies.
+ *   <li><b>Growing when unused.</b> The limit grows only while the peak inflight reaches 80% of it.
+ *       An unused limit shrinks toward twice the recent peak, so a sudden surge cannot all be
+ *       admitted on the strength of capacity that was never tested.
  * </ul>
  *
  * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap.
  */
 public final class VegasLimit implements Limit {
+  /** How much of the gap between the queue estimate and its target one update closes. */
+  private static final double GAIN = 0.5;
+  /** Latency this many times the baseline, twice in a row, ends slow start. */
+  private static final double SLOW_START_EXIT = 1.5;
+  /** Every this many updates while the limit binds, one window runs at a lower limit. */
+  private static final int PROBE_EVERY = 32;
+  /** The probe window's limit, as a fraction of the limit. */
+  private static final double PROBE_DEPTH = 0.8;
+  /** How much of the recent peak inflight survives each update. */
+  private static final double PEAK_DECAY = 0.995;
+
   private final int initialLimit;
   private final int minLimit;
   private final int maxLimit;
@@ -40,37 +58,22 @@ public final class VegasLimit implements Limit {
   private final long maxWindowNanos;
   private final double dropTolerance;
   private final long baselineHorizonNanos;
-
-  /** How much of a gap between the queue estimate and its target one update closes. */
-  private static final double GAIN = 0.5;
-
   private final double targetQueue;
-  /** Latency this many times the baseline ends slow start. */
-  private static final double SLOW_START_EXIT = 1.5;
 
-  /** Every this many updates while the limit binds, one window runs at a lower limit. */
-  private static final int PROBE_EVERY = 32;
-  /** The probe window's limit, as a fraction of the limit. */
-  private static final double PROBE_DEPTH = 0.8;
-
-  private Phase phase = Phase.PROBE;
-  /** How much of the recent peak inflight survives each update (about a minute at 10/s). */
-  private static final double PEAK_DECAY = 0.995;
-
-  private boolean probing;
-  private double recentPeak;
-  private int risesInARow;
-  private int updatesSinceProbe;
+  private Phase phase = Phase.MEASURE;
   private double limit;
   private long baseline;
   private double smoothed;
+  private int risesInARow;
+  private boolean probing;
+  private int updatesSinceProbe;
+  private double recentPeak;
 
   // The current window, accumulated over ticks until it has enough samples.
   private final LatencyHistogram window = new LatencyHistogram();
   private long windowStart = Long.MIN_VALUE;
   private long windowDrops;
   private int windowPeak;
-  private boolean windowQueued;
 
   // A sliding minimum of smoothed medians: one slot per eighth of the horizon.
   private final long[] minSlots = new long[8];
@@ -129,10 +132,9 @@ public final class VegasLimit implements Limit {
     }
     windowDrops += w.drops();
     windowPeak = Math.max(windowPeak, w.peakInflight());
-    windowQueued |= !w.queueEmptied() || w.queueLength() > 0;
 
     long total = window.count() + windowDrops;
-    long needed = phase == Phase.NORMAL ? minSamples : (phase == Phase.PROBE ? 20 : 10);
+    long needed = phase == Phase.NORMAL ? minSamples : (phase == Phase.MEASURE ? 20 : 10);
     if (total < needed && now - windowStart < maxWindowNanos) {
       return current();
     }
@@ -149,7 +151,7 @@ public final class VegasLimit implements Limit {
 
   private enum Phase {
     /** Measuring the no-load latency at the low initial limit. */
-    PROBE,
+    MEASURE,
     /** Doubling the limit each tick until latency rises, as TCP's slow start does. */
     SLOW_START,
     /** Holding the service's internal queue near its target. */
@@ -174,7 +176,7 @@ public final class VegasLimit implements Limit {
     }
     long median = window.quantile(0.5);
     switch (phase) {
-      case PROBE:
+      case MEASURE:
         baseline = median;
         smoothed = median;
         phase = Phase.SLOW_START;
@@ -284,7 +286,6 @@ public final class VegasLimit implements Limit {
     windowStart = now;
     windowDrops = 0;
     windowPeak = 0;
-    windowQueued = false;
   }
 
   @Override
