@@ -1,0 +1,13 @@
+(ns weir.ring.metrics
+  "Binds shedders to a Micrometer registry. weir.ring loads this namespace only for its
+  :registry option, so micrometer-core stays an optional dependency."
+  (:import (dev.weir LoadShedder)
+           (dev.weir.micrometer WeirMetrics)
+           (io.micrometer.core.instrument MeterRegistry)))
+
+(set! *warn-on-reflection* true)
+
+(defn bind!
+  "Publishes `shedder`'s weir.* meters to `registry`."
+  [^MeterRegistry registry ^LoadShedder shedder]
+  (.bindTo (WeirMetrics. shedder) registry))
