@@ -220,7 +220,8 @@ public final class LoadShedder implements AutoCloseable {
 
   private void admit(Request r) {
     int level = r.priority;
-    counters.increment(level);
+    int stripe = counters.stripe();
+    counters.add(stripe, level, 1);
     if (closed) {
       reject(r, RejectReason.SHUTTING_DOWN);
     } else if (level >= cutoff) {
@@ -228,7 +229,7 @@ public final class LoadShedder implements AutoCloseable {
     } else if (queue.size() == 0 && tryAcquireSlot()) {
       r.state = Request.ADMITTED;
       r.admittedNanos = r.arrivalNanos;
-      counters.increment(ADMITTED_SLOT + Priority.tier(level));
+      counters.add(stripe, ADMITTED_SLOT + Priority.tier(level), 1);
       deliverAdmitted(r);
     } else {
       enqueue(r);
@@ -346,11 +347,12 @@ public final class LoadShedder implements AutoCloseable {
   void released(Request r, Outcome outcome) {
     long now = clock.nanoTime();
     int tier = Priority.tier(r.priority);
-    counters.increment(TIER_BASE + Snapshot.Counter.of(outcome).ordinal() * Priority.TIERS + tier);
+    int stripe = counters.stripe();
+    counters.add(stripe, counterSlot(Snapshot.Counter.of(outcome), tier), 1);
     if (outcome == Outcome.SUCCESS) {
       long latency = now - r.admittedNanos;
-      counters.increment(LATENCY_BASE + LatencyHistogram.bucketOf(latency));
-      counters.add(LATENCY_SUM, latency);
+      counters.add(stripe, LATENCY_BASE + LatencyHistogram.bucketOf(latency), 1);
+      counters.add(stripe, LATENCY_SUM, latency);
     }
     // The deadline hook may be firing right now on the timer: whoever claims counts the overrun.
     if (now - r.deadlineNanos > 0 && r.claimOverrun()) {

@@ -47,6 +47,19 @@ public final class StripedCounters {
     return PAD + (h & mask) * stride;
   }
 
+  /**
+   * The calling thread's stripe, for several adds in a row with {@link #add(int, int, long)}.
+   * Valid only on the thread that asked.
+   */
+  public int stripe() {
+    return base();
+  }
+
+  /** Adds {@code delta} to counter {@code slot} of a stripe from {@link #stripe()}. */
+  public void add(int stripe, int slot, long delta) {
+    AA.getAndAdd(cells, stripe + slot, delta);
+  }
+
   /** Adds {@code delta} to counter {@code slot}. */
   public void add(int slot, long delta) {
     AA.getAndAdd(cells, base() + slot, delta);
