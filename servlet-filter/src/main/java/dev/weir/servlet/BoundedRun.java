@@ -1,0 +1,131 @@
+package dev.weir.servlet;
+
+import dev.weir.Outcome;
+import dev.weir.Permit;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One admitted request in bounded-response-time mode: the application writes into a {@link
+ * BufferedResponse}; whichever comes first, its return or the permit's deadline, answers the
+ * client, and the other is silenced.
+ */
+final class BoundedRun {
+  private static final Logger LOG = Logger.getLogger(BoundedRun.class.getName());
+  // The deadline answer is a few hundred bytes into an untouched response; waiting longer than
+  // this for it means the connection is stuck, and the container will deal with that.
+  private static final long ANSWER_WAIT_SECONDS = 10;
+
+  private final WeirFilter filter;
+  private final HttpServletRequest request;
+  private final HttpServletResponse response;
+  private final Permit permit;
+  private final BufferedResponse buffered;
+  private final CountDownLatch answered = new CountDownLatch(1);
+
+  BoundedRun(WeirFilter filter, HttpServletRequest request, HttpServletResponse response,
+      Permit permit) {
+    this.filter = filter;
+    this.request = request;
+    this.response = response;
+    this.permit = permit;
+    this.buffered = new BufferedResponse(response);
+  }
+
+  void run(FilterChain chain) throws IOException, ServletException {
+    permit.onDeadline(this::deadlinePassed);
+    Throwable failure = null;
+    try {
+      chain.doFilter(request, buffered);
+    } catch (IOException | ServletException | RuntimeException | Error e) {
+      failure = e;
+    }
+    if (buffered.finish()) {
+      if (failure != null) {
+        permit.release(Outcome.ERROR);
+        rethrow(failure);
+      }
+      if (request.isAsyncStarted()) {
+        // The application went async: what it wrote so far goes out, the rest streams through.
+        buffered.passThrough();
+        Exchange.releaseWhenDone(request, response, permit);
+      } else {
+        buffered.commit();
+        permit.release(Exchange.outcomeOf(buffered.getStatus()));
+      }
+      return;
+    }
+    // The deadline answer won. Let it finish before the response goes back to the container.
+    awaitAnswer();
+    if (failure != null) {
+      LOG.log(Level.FINE, "application failed after its deadline answer", failure);
+    }
+    if (request.isAsyncStarted()) {
+      request.getAsyncContext().addListener(
+          new Exchange.Completion(permit, response, Outcome.DROPPED));
+    } else {
+      permit.release(Outcome.DROPPED); // held until now: the application's thread was busy
+    }
+  }
+
+  /** On the timer thread: claim the response, then write the answer on a Weir thread. */
+  private void deadlinePassed() {
+    if (!buffered.expire()) {
+      return;
+    }
+    Runnable write = () -> {
+      try {
+        filter.responder().deadline(response);
+      } catch (IOException | RuntimeException e) {
+        LOG.log(Level.FINE, "could not write the deadline answer (client gone?)", e);
+      } finally {
+        answered.countDown();
+      }
+    };
+    try {
+      filter.deadlinePool().execute(write);
+    } catch (RuntimeException e) {
+      write.run(); // the pool is closed: the filter is being destroyed
+    }
+  }
+
+  private void awaitAnswer() {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          if (!answered.await(ANSWER_WAIT_SECONDS, TimeUnit.SECONDS)) {
+            LOG.warning("deadline answer not written within " + ANSWER_WAIT_SECONDS + "s");
+          }
+          return;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private static void rethrow(Throwable t) throws IOException, ServletException {
+    if (t instanceof IOException) {
+      throw (IOException) t;
+    }
+    if (t instanceof ServletException) {
+      throw (ServletException) t;
+    }
+    if (t instanceof RuntimeException) {
+      throw (RuntimeException) t;
+    }
+    throw (Error) t;
+  }
+}

@@ -1,0 +1,448 @@
+package dev.weir.servlet;
+
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.Cookie;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A response that keeps everything the application does to it (status, headers, cookies, body)
+ * until {@link #commit()}, and so never lets the application touch the container's response while
+ * the deadline answer may be writing it.
+ *
+ * <p>{@link #finish()} and {@link #expire()} race by CAS; exactly one wins. After {@code expire()}
+ * every later change is dropped: the application may go on writing, into nothing. All state is
+ * guarded by {@code this}, because the deadline may expire the response while the application
+ * writes to it.
+ */
+final class BufferedResponse extends HttpServletResponseWrapper {
+  private static final int OPEN = 0;
+  private static final int FINISHED = 1;
+  private static final int EXPIRED = 2;
+
+  private final AtomicInteger state = new AtomicInteger(OPEN);
+  private final HttpServletResponse real;
+  private final Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
+  private final List<Cookie> cookies = new ArrayList<>();
+  private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+  private final Out out = new Out();
+  private boolean discard;
+  private boolean through;
+  private int status = SC_OK;
+  private boolean error;
+  private String errorMessage;
+  private String redirect;
+  private String contentType;
+  private String charset;
+  private Locale locale;
+  private PrintWriter writer;
+
+  BufferedResponse(HttpServletResponse real) {
+    super(real);
+    this.real = real;
+  }
+
+  /** Claims the response for the application's answer. */
+  boolean finish() {
+    return state.compareAndSet(OPEN, FINISHED);
+  }
+
+  /** Claims the response for the deadline answer; the application's output is dropped. */
+  boolean expire() {
+    if (!state.compareAndSet(OPEN, EXPIRED)) {
+      return false;
+    }
+    synchronized (this) {
+      discard = true;
+    }
+    return true;
+  }
+
+  /** Copies what the application did onto the container's response. Call after finish(). */
+  synchronized void commit() throws IOException {
+    copyHead();
+    if (redirect != null) {
+      real.sendRedirect(redirect);
+    } else if (error) {
+      real.sendError(status, errorMessage);
+    } else {
+      real.setContentLength(body.size());
+      if (body.size() > 0) {
+        body.writeTo(real.getOutputStream());
+      }
+    }
+  }
+
+  /** Copies what was done so far, then lets everything through. Call after finish(). */
+  synchronized void passThrough() throws IOException {
+    copyHead();
+    if (body.size() > 0) {
+      body.writeTo(real.getOutputStream());
+    }
+    through = true;
+  }
+
+  private void copyHead() {
+    if (writer != null) {
+      writer.flush();
+    }
+    if (locale != null) {
+      real.setLocale(locale);
+    }
+    if (contentType != null) {
+      real.setContentType(contentType);
+    }
+    if (charset != null) {
+      real.setCharacterEncoding(charset);
+    }
+    if (!error && redirect == null) {
+      real.setStatus(status);
+    }
+    headers.forEach((name, values) -> {
+      for (int i = 0; i < values.size(); i++) {
+        if (i == 0) {
+          real.setHeader(name, values.get(i));
+        } else {
+          real.addHeader(name, values.get(i));
+        }
+      }
+    });
+    cookies.forEach(real::addCookie);
+  }
+
+  // --------------------------------------------------------------------------------- status
+
+  @Override
+  public synchronized void setStatus(int sc) {
+    if (through) {
+      real.setStatus(sc);
+    } else if (!discard) {
+      status = sc;
+    }
+  }
+
+  @Override
+  public synchronized int getStatus() {
+    return through ? real.getStatus() : status;
+  }
+
+  @Override
+  public synchronized void sendError(int sc, String msg) throws IOException {
+    if (through) {
+      real.sendError(sc, msg);
+    } else if (!discard) {
+      resetBuffer();
+      status = sc;
+      error = true;
+      errorMessage = msg;
+    }
+  }
+
+  @Override
+  public void sendError(int sc) throws IOException {
+    sendError(sc, null);
+  }
+
+  @Override
+  public synchronized void sendRedirect(String location) throws IOException {
+    if (through) {
+      real.sendRedirect(location);
+    } else if (!discard) {
+      resetBuffer();
+      status = SC_FOUND;
+      redirect = location;
+    }
+  }
+
+  // -------------------------------------------------------------------------------- headers
+
+  @Override
+  public synchronized void setHeader(String name, String value) {
+    if (through) {
+      real.setHeader(name, value);
+    } else if (!discard && name != null) {
+      if (value == null) {
+        headers.remove(name);
+      } else {
+        List<String> values = new ArrayList<>(1);
+        values.add(value);
+        headers.put(name, values);
+      }
+    }
+  }
+
+  @Override
+  public synchronized void addHeader(String name, String value) {
+    if (through) {
+      real.addHeader(name, value);
+    } else if (!discard && name != null && value != null) {
+      headers.computeIfAbsent(name, k -> new ArrayList<>(1)).add(value);
+    }
+  }
+
+  @Override
+  public void setIntHeader(String name, int value) {
+    setHeader(name, Integer.toString(value));
+  }
+
+  @Override
+  public void addIntHeader(String name, int value) {
+    addHeader(name, Integer.toString(value));
+  }
+
+  @Override
+  public void setDateHeader(String name, long date) {
+    setHeader(name, httpDate(date));
+  }
+
+  @Override
+  public void addDateHeader(String name, long date) {
+    addHeader(name, httpDate(date));
+  }
+
+  private static String httpDate(long millis) {
+    return java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
+        java.time.Instant.ofEpochMilli(millis).atZone(java.time.ZoneOffset.UTC));
+  }
+
+  @Override
+  public synchronized boolean containsHeader(String name) {
+    return through ? real.containsHeader(name) : headers.containsKey(name);
+  }
+
+  @Override
+  public synchronized String getHeader(String name) {
+    if (through) {
+      return real.getHeader(name);
+    }
+    List<String> values = headers.get(name);
+    return values == null || values.isEmpty() ? null : values.get(0);
+  }
+
+  @Override
+  public synchronized Collection<String> getHeaders(String name) {
+    if (through) {
+      return real.getHeaders(name);
+    }
+    List<String> values = headers.get(name);
+    return values == null ? List.of() : List.copyOf(values);
+  }
+
+  @Override
+  public synchronized Collection<String> getHeaderNames() {
+    return through ? real.getHeaderNames() : List.copyOf(headers.keySet());
+  }
+
+  @Override
+  public synchronized void addCookie(Cookie cookie) {
+    if (through) {
+      real.addCookie(cookie);
+    } else if (!discard) {
+      cookies.add(cookie);
+    }
+  }
+
+  // -------------------------------------------------------------------------- content type
+
+  @Override
+  public synchronized void setContentType(String type) {
+    if (through) {
+      real.setContentType(type);
+    } else if (!discard && writer == null) {
+      contentType = type;
+    }
+  }
+
+  @Override
+  public synchronized String getContentType() {
+    return through ? real.getContentType() : contentType;
+  }
+
+  @Override
+  public synchronized void setCharacterEncoding(String enc) {
+    if (through) {
+      real.setCharacterEncoding(enc);
+    } else if (!discard && writer == null) {
+      charset = enc;
+    }
+  }
+
+  @Override
+  public synchronized String getCharacterEncoding() {
+    if (through) {
+      return real.getCharacterEncoding();
+    }
+    if (charset != null) {
+      return charset;
+    }
+    String fromType = charsetOf(contentType);
+    return fromType != null ? fromType : StandardCharsets.ISO_8859_1.name();
+  }
+
+  private static String charsetOf(String type) {
+    if (type == null) {
+      return null;
+    }
+    int i = type.toLowerCase(Locale.ROOT).indexOf("charset=");
+    if (i < 0) {
+      return null;
+    }
+    String cs = type.substring(i + 8).trim();
+    int semi = cs.indexOf(';');
+    cs = semi < 0 ? cs : cs.substring(0, semi).trim();
+    return cs.replace("\"", "");
+  }
+
+  @Override
+  public synchronized void setLocale(Locale loc) {
+    if (through) {
+      real.setLocale(loc);
+    } else if (!discard) {
+      locale = loc;
+    }
+  }
+
+  @Override
+  public synchronized Locale getLocale() {
+    return through || locale == null ? real.getLocale() : locale;
+  }
+
+  @Override
+  public void setContentLength(int len) {
+    // The length is the buffered body's, set at commit.
+  }
+
+  @Override
+  public void setContentLengthLong(long len) {
+    // as setContentLength
+  }
+
+  // ---------------------------------------------------------------------------------- body
+
+  @Override
+  public ServletOutputStream getOutputStream() {
+    return out;
+  }
+
+  @Override
+  public synchronized PrintWriter getWriter() {
+    if (writer == null) {
+      Charset cs;
+      try {
+        cs = Charset.forName(getCharacterEncoding());
+      } catch (RuntimeException e) {
+        cs = StandardCharsets.ISO_8859_1;
+      }
+      writer = new PrintWriter(new OutputStreamWriter(out, cs), false);
+    }
+    return writer;
+  }
+
+  @Override
+  public void setBufferSize(int size) {
+    // everything is buffered
+  }
+
+  @Override
+  public int getBufferSize() {
+    return Integer.MAX_VALUE;
+  }
+
+  @Override
+  public synchronized void flushBuffer() throws IOException {
+    if (through) {
+      real.flushBuffer();
+    }
+  }
+
+  @Override
+  public synchronized void resetBuffer() {
+    if (through) {
+      real.resetBuffer();
+    } else {
+      body.reset();
+    }
+  }
+
+  @Override
+  public synchronized void reset() {
+    if (through) {
+      real.reset();
+    } else if (!discard) {
+      body.reset();
+      headers.clear();
+      cookies.clear();
+      status = SC_OK;
+      error = false;
+      errorMessage = null;
+      redirect = null;
+      contentType = null;
+      charset = null;
+    }
+  }
+
+  @Override
+  public synchronized boolean isCommitted() {
+    // Once expired the application's answer can never be sent: say so.
+    return through ? real.isCommitted() : discard;
+  }
+
+  /** The body stream: into the buffer, to the container after passThrough, or nowhere. */
+  private final class Out extends ServletOutputStream {
+    @Override
+    public void write(int b) throws IOException {
+      synchronized (BufferedResponse.this) {
+        if (through) {
+          real.getOutputStream().write(b);
+        } else if (!discard) {
+          body.write(b);
+        }
+      }
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      synchronized (BufferedResponse.this) {
+        if (through) {
+          real.getOutputStream().write(b, off, len);
+        } else if (!discard) {
+          body.write(b, off, len);
+        }
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      synchronized (BufferedResponse.this) {
+        if (through) {
+          real.getOutputStream().flush();
+        }
+      }
+    }
+
+    @Override
+    public boolean isReady() {
+      return true;
+    }
+
+    @Override
+    public void setWriteListener(WriteListener listener) {
+      throw new IllegalStateException(
+          "non-blocking output is not supported in Weir's bounded-response-time mode");
+    }
+  }
+}

@@ -1,0 +1,356 @@
+package dev.weir.servlet;
+
+import dev.weir.AdmissionCallback;
+import dev.weir.LoadShedder;
+import dev.weir.Outcome;
+import dev.weir.Permit;
+import dev.weir.RejectReason;
+import dev.weir.Ticket;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One request's way through the filter: its submission, its wait, its run and its permit.
+ *
+ * <p>The admission callback may fire inside {@code submit}, on the container thread, or later on
+ * a releasing thread or the timer thread, possibly while the container thread is still starting
+ * async. {@code phase} settles who acts on the decision: the callback, if it finds the request
+ * {@code PARKED}; otherwise the container thread, once it sees {@code DECIDED}. Likewise {@code
+ * ran} settles that the chain runs at most once and that a permit whose dispatch never ran is
+ * still released.
+ */
+final class Exchange implements AdmissionCallback, AsyncListener {
+  private static final Logger LOG = Logger.getLogger(Exchange.class.getName());
+  private static final int WAITING = 0;
+  private static final int DECIDED = 1;
+  private static final int PARKED = 2;
+  // Past the queue timeout, so that the shedder, not the container, normally ends the wait.
+  private static final long ASYNC_TIMEOUT_MARGIN_MILLIS = 5_000;
+
+  private final WeirFilter filter;
+  private final LoadShedder shedder;
+  private final HttpServletRequest request;
+  private final HttpServletResponse response;
+  private final int priority;
+  private final AtomicInteger phase = new AtomicInteger(WAITING);
+  private final AtomicBoolean ran = new AtomicBoolean();
+  private volatile Permit permit;
+  private volatile RejectReason rejected;
+  private volatile Ticket ticket;
+  private volatile AsyncContext async;
+  private final boolean canSuspend;
+  private final CountDownLatch decision; // only when the container thread must wait in place
+
+  Exchange(WeirFilter filter, LoadShedder shedder, HttpServletRequest request,
+      HttpServletResponse response, int priority) {
+    this.filter = filter;
+    this.shedder = shedder;
+    this.request = request;
+    this.response = response;
+    this.priority = priority;
+    this.canSuspend = request.isAsyncSupported();
+    this.decision = canSuspend ? null : new CountDownLatch(1);
+  }
+
+  /** Runs on the container thread of the first dispatch. */
+  void submit(FilterChain chain) throws IOException, ServletException {
+    ticket = shedder.submit(priority, this);
+    if (phase.get() == DECIDED) {
+      actInPlace(chain);
+      return;
+    }
+    if (!canSuspend) {
+      awaitInPlace();
+      actInPlace(chain);
+      return;
+    }
+    AsyncContext ac;
+    try {
+      ac = request.startAsync();
+    } catch (IllegalStateException e) {
+      // An earlier filter or the container will not let this request suspend after all.
+      LOG.log(Level.FINE, "cannot suspend a queued request; it waits in place", e);
+      if (ticket.cancel()) {
+        answer(RejectReason.CANCELLED);
+        return;
+      }
+      while (phase.get() != DECIDED) {
+        Thread.onSpinWait(); // the decision is being delivered right now
+      }
+      actInPlace(chain);
+      return;
+    }
+    ac.setTimeout(TimeUnit.NANOSECONDS.toMillis(shedder.queueTimeoutNanos())
+        + ASYNC_TIMEOUT_MARGIN_MILLIS);
+    ac.addListener(this);
+    async = ac;
+    if (phase.compareAndSet(WAITING, PARKED)) {
+      return; // the callback resumes the request; this thread goes back to the container
+    }
+    // Decided while async was starting: act here, through the async context.
+    Permit p = permit;
+    if (p != null) {
+      phase.set(PARKED);
+      dispatch(ac, p);
+    } else {
+      answer(rejected);
+      complete(ac);
+    }
+  }
+
+  private void actInPlace(FilterChain chain) throws IOException, ServletException {
+    Permit p = permit;
+    if (p != null) {
+      ran.set(true);
+      runAdmitted(request, response, chain);
+    } else {
+      answer(rejected);
+    }
+  }
+
+  private void awaitInPlace() {
+    boolean interrupted = false;
+    try {
+      long bound = shedder.queueTimeoutNanos() + TimeUnit.MILLISECONDS.toNanos(
+          ASYNC_TIMEOUT_MARGIN_MILLIS);
+      for (;;) {
+        try {
+          if (decision.await(bound, TimeUnit.NANOSECONDS)) {
+            return;
+          }
+          ticket.cancel(); // the shedder's own timeout should have fired; never wait for ever
+        } catch (InterruptedException e) {
+          interrupted = true;
+          ticket.cancel(); // if it lost the race, the decision is about to arrive
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /** Called by the filter on an ASYNC dispatch: true for the one dispatch that runs the chain. */
+  boolean claimResume() {
+    return permit != null && ran.compareAndSet(false, true);
+  }
+
+  // ------------------------------------------------------------------------- AdmissionCallback
+
+  @Override
+  public void onAdmitted(Permit p) {
+    permit = p;
+    if (decide()) {
+      return;
+    }
+    dispatch(async, p);
+  }
+
+  @Override
+  public void onRejected(RejectReason reason) {
+    rejected = reason;
+    if (decide() || reason == RejectReason.CANCELLED) {
+      return; // whoever cancelled answers (or the client is gone)
+    }
+    AsyncContext ac = async;
+    Runnable answer = () -> {
+      answer(reason);
+      complete(ac);
+    };
+    try {
+      ac.start(answer); // write on a container thread, not on the timer or a releasing thread
+    } catch (RuntimeException e) {
+      answer.run(); // the container's executor is gone (shutdown): answer here, it is small
+    }
+  }
+
+  /** True if the container thread will act on the decision. */
+  private boolean decide() {
+    boolean inPlace = phase.compareAndSet(WAITING, DECIDED);
+    CountDownLatch d = decision;
+    if (d != null) {
+      d.countDown();
+    }
+    return inPlace;
+  }
+
+  private void dispatch(AsyncContext ac, Permit p) {
+    try {
+      ac.dispatch();
+    } catch (RuntimeException e) {
+      // The request completed meanwhile (client gone, async timeout): the chain will never run.
+      if (ran.compareAndSet(false, true)) {
+        p.release(Outcome.DROPPED);
+      }
+      LOG.log(Level.FINE, "could not resume an admitted request", e);
+    }
+  }
+
+  // ------------------------------------------------------------------------------ running
+
+  /** Runs the chain with the permit, on a container thread; releases it when really done. */
+  void runAdmitted(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    Permit p = permit;
+    request.setAttribute(WeirFilter.PERMIT_ATTRIBUTE, p);
+    if (filter.settings().boundedResponseTime) {
+      new BoundedRun(filter, request, response, p).run(chain);
+      return;
+    }
+    try {
+      chain.doFilter(request, response);
+    } catch (IOException | ServletException | RuntimeException | Error e) {
+      p.release(Outcome.ERROR);
+      throw e;
+    }
+    releaseWhenDone(request, response, p);
+  }
+
+  /** Releases now, or when the application's own async cycle ends. */
+  static void releaseWhenDone(HttpServletRequest request, HttpServletResponse response,
+      Permit p) {
+    if (request.isAsyncStarted()) {
+      request.getAsyncContext().addListener(new Completion(p, response));
+    } else {
+      p.release(outcomeOf(response.getStatus()));
+    }
+  }
+
+  /**
+   * The outcome an application's status means: 503 and 504 say it is itself overloaded or timed
+   * out, any other 5xx is a failure unrelated to load, the rest is success.
+   */
+  static Outcome outcomeOf(int status) {
+    if (status < 500) {
+      return Outcome.SUCCESS;
+    }
+    return status == 503 || status == 504 ? Outcome.DROPPED : Outcome.ERROR;
+  }
+
+  private void answer(RejectReason reason) {
+    try {
+      filter.responder().reject(response, reason);
+    } catch (IOException | RuntimeException e) {
+      LOG.log(Level.FINE, "could not write the " + reason + " answer (client gone?)", e);
+    }
+  }
+
+  private static void complete(AsyncContext ac) {
+    try {
+      ac.complete();
+    } catch (IllegalStateException e) {
+      // already completed by the container, for example after the client went away
+    }
+  }
+
+  // ------------------------------------------------------- AsyncListener, while queued
+
+  @Override
+  public void onTimeout(AsyncEvent event) {
+    // The container gave up before the shedder did; leave the queue and say so.
+    Ticket t = ticket;
+    if (t != null && t.cancel()) {
+      answer(RejectReason.QUEUE_TIMEOUT);
+      complete(event.getAsyncContext());
+    }
+  }
+
+  @Override
+  public void onError(AsyncEvent event) {
+    // The client went away, or the container is closing the connection (Jetty does on stop):
+    // leave the queue at once, and answer 503 in case anyone is still listening; an empty
+    // completion would read as a 200.
+    Ticket t = ticket;
+    if (t != null && t.cancel()) {
+      answer(RejectReason.CANCELLED);
+      complete(event.getAsyncContext());
+    }
+  }
+
+  @Override
+  public void onComplete(AsyncEvent event) {
+    Ticket t = ticket;
+    if (t != null) {
+      t.cancel(); // completed by the container while still queued
+    }
+    Permit p = permit;
+    if (p != null && ran.compareAndSet(false, true)) {
+      // Our dispatch ran the application without passing through this filter.
+      warnNotMappedForAsync();
+      p.release(outcomeOf(response.getStatus()));
+    }
+  }
+
+  @Override
+  public void onStartAsync(AsyncEvent event) {
+    Permit p = permit;
+    if (p != null && ran.compareAndSet(false, true)) {
+      // The application went async in our dispatch, which did not pass through this filter:
+      // follow its cycle from here.
+      warnNotMappedForAsync();
+      event.getAsyncContext().addListener(new Completion(p, response));
+    }
+    // Otherwise the filter ran the chain and follows the application's cycle with Completion.
+  }
+
+  private static volatile boolean warned;
+
+  private static void warnNotMappedForAsync() {
+    if (!warned) {
+      warned = true;
+      LOG.warning("WeirFilter is not mapped for the ASYNC dispatcher type: requests admitted "
+          + "from the queue run without it (permits are still released at completion, but "
+          + "bounded response time does not apply to them). Map it for REQUEST and ASYNC.");
+    }
+  }
+
+  /** Follows an application's own async cycles and releases the permit at their end. */
+  static final class Completion implements AsyncListener {
+    private final Permit permit;
+    private final HttpServletResponse response;
+    private final Outcome forced;
+
+    Completion(Permit permit, HttpServletResponse response) {
+      this(permit, response, null);
+    }
+
+    Completion(Permit permit, HttpServletResponse response, Outcome forced) {
+      this.permit = permit;
+      this.response = response;
+      this.forced = forced;
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+      permit.release(forced != null ? forced : outcomeOf(response.getStatus()));
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {
+      permit.release(Outcome.DROPPED);
+    }
+
+    @Override
+    public void onError(AsyncEvent event) {
+      permit.release(forced != null ? forced : Outcome.ERROR);
+    }
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {
+      event.getAsyncContext().addListener(this); // listeners last one cycle; follow the next
+    }
+  }
+}

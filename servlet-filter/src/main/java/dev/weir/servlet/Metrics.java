@@ -1,0 +1,14 @@
+package dev.weir.servlet;
+
+import dev.weir.LoadShedder;
+import dev.weir.micrometer.WeirMetrics;
+import io.micrometer.core.instrument.MeterRegistry;
+
+/** Kept apart so that Micrometer is loaded only when a registry was configured. */
+final class Metrics {
+  private Metrics() {}
+
+  static void bind(LoadShedder shedder, Object registry) {
+    new WeirMetrics(shedder).bindTo((MeterRegistry) registry);
+  }
+}

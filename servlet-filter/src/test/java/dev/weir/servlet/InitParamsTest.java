@@ -1,0 +1,167 @@
+package dev.weir.servlet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.LoadShedder;
+import dev.weir.Priority;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
+import jakarta.servlet.ServletException;
+import java.time.Duration;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class InitParamsTest {
+  private static FilterConfig config(String... pairs) {
+    Map<String, String> params = new LinkedHashMap<>();
+    for (int i = 0; i < pairs.length; i += 2) {
+      params.put(pairs[i], pairs[i + 1]);
+    }
+    return new FilterConfig() {
+      @Override
+      public String getFilterName() {
+        return "weir";
+      }
+
+      @Override
+      public ServletContext getServletContext() {
+        return null;
+      }
+
+      @Override
+      public String getInitParameter(String name) {
+        return params.get(name);
+      }
+
+      @Override
+      public Enumeration<String> getInitParameterNames() {
+        return Collections.enumeration(params.keySet());
+      }
+    };
+  }
+
+  private static WeirFilter init(String... pairs) throws ServletException {
+    WeirFilter f = new WeirFilter();
+    f.init(config(pairs));
+    return f;
+  }
+
+  @Test
+  void defaultsWithoutInitParams() throws Exception {
+    WeirFilter f = init();
+    Settings s = f.settings();
+    assertEquals(429, s.shedStatus);
+    assertEquals(503, s.unavailableStatus);
+    assertEquals(1, s.retryAfterSeconds);
+    assertEquals(RejectionFormat.TEXT, s.format);
+    assertEquals(64, s.maxShedders);
+    assertEquals(Priority.of(3, 64), s.defaultPriority);
+    LoadShedder shedder = s.newShedder("x");
+    assertEquals(TimeUnit.SECONDS.toNanos(3), shedder.requestTimeoutNanos());
+    assertEquals(TimeUnit.SECONDS.toNanos(1), shedder.queueTimeoutNanos());
+    shedder.close();
+    f.destroy();
+  }
+
+  @Test
+  void initParamsApply() throws Exception {
+    WeirFilter f = init("weir.requestTimeout", "2s", "weir.queueTimeout", "PT0.5S",
+        "weir.limit", "7", "weir.rejector", "none", "weir.shedStatus", "503",
+        "weir.retryAfter", "5s", "weir.rejectionFormat", "json", "weir.maxShedders", "3",
+        "weir.defaultTier", "1", "weir.callerTiers", "checkout=0, batch=5",
+        "weir.boundedResponseTime", "true", "weir.routes", "single");
+    Settings s = f.settings();
+    LoadShedder shedder = s.newShedder("x");
+    assertEquals(TimeUnit.SECONDS.toNanos(2), shedder.requestTimeoutNanos());
+    assertEquals(TimeUnit.MILLISECONDS.toNanos(500), shedder.queueTimeoutNanos());
+    assertEquals(7, shedder.limit());
+    shedder.close();
+    assertEquals(503, s.shedStatus);
+    assertEquals(5, s.retryAfterSeconds);
+    assertEquals(RejectionFormat.JSON, s.format);
+    assertEquals(3, s.maxShedders);
+    assertEquals(Priority.of(1, 64), s.defaultPriority);
+    assertTrue(s.boundedResponseTime);
+    assertEquals(Priority.of(0, 64), s.resolver.resolve(
+        FakeRequests.withHeaders("X-Weir-Caller", "checkout")));
+    assertEquals(1, Priority.tier(s.resolver.resolve(FakeRequests.withHeaders())));
+    f.destroy();
+  }
+
+  @Test
+  void badValuesFailNamingTheInitParam() {
+    String[][] bad = {
+        {"weir.requestTimeout", "soon"},
+        {"weir.requestTimeout", "-3s"},
+        {"weir.queueTimeout", "0ms"},
+        {"weir.queueCapacity", "0"},
+        {"weir.queueCapacity", "lots"},
+        {"weir.limit", "0"},
+        {"weir.limit", "fast"},
+        {"weir.rejector", "maybe"},
+        {"weir.routes", "some"},
+        {"weir.maxShedders", "0"},
+        {"weir.boundedResponseTime", "yes"},
+        {"weir.shedStatus", "200"},
+        {"weir.unavailableStatus", "99999999999"},
+        {"weir.retryAfter", "-1s"},
+        {"weir.rejectionFormat", "xml"},
+        {"weir.defaultTier", "6"},
+        {"weir.tierHeader", "bad header"},
+        {"weir.callerTiers", "checkout"},
+        {"weir.callerTiers", "checkout=9"},
+        {"weir.cohortRotation", "10ms"},
+        {"weir.maxHeaderLength", "-5"},
+    };
+    for (String[] p : bad) {
+      ServletException e = assertThrows(ServletException.class, () -> init(p), p[0] + "=" + p[1]);
+      assertTrue(e.getMessage().contains(p[0]), e.getMessage());
+    }
+  }
+
+  @Test
+  void unknownAndInconsistentInitParamsFail() {
+    ServletException typo = assertThrows(ServletException.class,
+        () -> init("weir.requestTimeot", "1s"));
+    assertTrue(typo.getMessage().contains("unknown init-param weir.requestTimeot"),
+        typo.getMessage());
+    ServletException inconsistent = assertThrows(ServletException.class,
+        () -> init("weir.requestTimeout", "1s", "weir.queueTimeout", "2s"));
+    assertTrue(inconsistent.getMessage().contains("queueTimeout"), inconsistent.getMessage());
+  }
+
+  @Test
+  void builderRejectsNonsenseNamingTheSetting() {
+    WeirFilter.Builder b = WeirFilter.builder();
+    for (Runnable r : new Runnable[] {
+        () -> b.requestTimeout(Duration.ZERO), () -> b.queueTimeout(Duration.ofSeconds(-1)),
+        () -> b.queueCapacity(0), () -> b.maxShedders(0), () -> b.shedStatus(302),
+        () -> b.unavailableStatus(600), () -> b.retryAfter(Duration.ofSeconds(-1)),
+        () -> b.defaultTier(-1)}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, r::run);
+      assertTrue(e.getMessage().matches("^[a-zA-Z]+ must .*"), e.getMessage());
+    }
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> WeirFilter.builder().requestTimeout(Duration.ofSeconds(1))
+            .queueTimeout(Duration.ofSeconds(2)).build());
+    assertTrue(e.getMessage().contains("queueTimeout"), e.getMessage());
+  }
+
+  @Test
+  void durations() {
+    assertEquals(Duration.ofMillis(250), InitParams.duration("250ms"));
+    assertEquals(Duration.ofSeconds(3), InitParams.duration("3s"));
+    assertEquals(Duration.ofMinutes(2), InitParams.duration("2m"));
+    assertEquals(Duration.ofHours(1), InitParams.duration("1h"));
+    assertEquals(Duration.ofSeconds(3), InitParams.duration("PT3S"));
+    for (String bad : new String[] {"", "s", "ms", "3", "3d", "3 s s", "P", "9".repeat(40) + "s"}) {
+      assertThrows(IllegalArgumentException.class, () -> InitParams.duration(bad), bad);
+    }
+  }
+}

@@ -1,0 +1,65 @@
+package dev.weir.servlet;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.weir.LoadShedder;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.time.Duration;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/** Small test helpers: polling with a deadline, and servlets from lambdas. */
+final class Support {
+  private Support() {}
+
+  interface Handler {
+    void handle(HttpServletRequest req, HttpServletResponse res) throws Exception;
+  }
+
+  static HttpServlet servlet(Handler handler) {
+    return new HttpServlet() {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected void service(HttpServletRequest req, HttpServletResponse res) {
+        try {
+          handler.handle(req, res);
+        } catch (RuntimeException e) {
+          throw e;
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      }
+    };
+  }
+
+  /** Polls until {@code condition} holds; fails with {@code what()} after {@code timeout}. */
+  static void await(BooleanSupplier condition, Duration timeout, Supplier<String> what) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new AssertionError("timed out after " + timeout + ": " + what.get());
+      }
+      Thread.onSpinWait();
+      try {
+        Thread.sleep(5); // polling interval, not synchronisation
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+
+  /** Asserts every shedder of {@code filter} gets back to nothing held and nothing queued. */
+  static void assertDrained(WeirFilter filter) {
+    await(() -> filter.shedders().values().stream()
+            .allMatch(s -> s.inflight() == 0 && s.queued() == 0),
+        Duration.ofSeconds(10), () -> "shedders not drained: " + filter.snapshots());
+    for (LoadShedder s : filter.shedders().values()) {
+      assertEquals(0, s.inflight(), s.name() + " inflight");
+      assertEquals(0, s.queued(), s.name() + " queued");
+    }
+  }
+}
