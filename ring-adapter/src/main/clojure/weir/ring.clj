@@ -86,7 +86,7 @@
 
   Anything missing, malformed, out of range or too long (over 256 characters; 8192 for
   baggage) is ignored, piece by piece, falling back to `:default-tier` and to the user's
-  cohort or, with no user, the middle cohort 64. It never throws.
+  cohort or, with no user, a random cohort (so a tier can be shed in part). It never throws.
 
   Options: `:default-tier` (0..5, default 3), `:cohorts` (a dev.weir.Cohorts, default
   hourly rotation), `:user-header` (default \"x-weir-user\"; nil to ignore users)."

@@ -387,45 +387,55 @@
 (defn- prio [headers]
   ((wr/header-priority-fn {:cohorts (Cohorts/rotating (Duration/ofDays 3650))}) {:headers headers}))
 
-(defn- are-priorities [cases]
+(defn- are-priorities
+  "Each case is [headers tier cohort]; cohort :any for a request that gives none, whose cohort
+  is random."
+  [cases]
   (doseq [[headers tier cohort] cases]
     (let [p (prio headers)]
-      (is (= [tier cohort] [(Priority/tier p) (Priority/cohort p)]) (pr-str headers)))))
+      (if (= cohort :any)
+        (is (and (Priority/isValid p) (= tier (Priority/tier p))) (pr-str headers))
+        (is (= [tier cohort] [(Priority/tier p) (Priority/cohort p)]) (pr-str headers))))))
+
+(defn- keyless?
+  "Whether `priority-of` gives random cohorts, as for a request with no usable user key."
+  [priority-of]
+  (< 1 (count (set (repeatedly 50 #(Priority/cohort (priority-of)))))))
 
 (deftest header-priority-reads-tier-cohort-baggage-and-user
   (let [cohorts (Cohorts/rotating (Duration/ofDays 3650))]
     (are-priorities
-     [[{"x-weir-tier" "0"} 0 64]
+     [[{"x-weir-tier" "0"} 0 :any]
       [{"x-weir-tier" "3:17"} 3 17]
       [{"x-weir-tier" " 5:127 "} 5 127]
       [{"baggage" "foo=bar, weir-tier=1;prop=x, weir-cohort=9"} 1 9]
       [{"x-weir-tier" "4" "baggage" "weir-tier=1,weir-cohort=9"} 4 9]
       [{"x-weir-tier" "4:2" "baggage" "weir-cohort=9"} 4 2]
       [{"x-weir-tier" "1" "x-weir-user" "alice"} 1 (.cohort cohorts "alice")]
-      [{} wr/default-tier 64]])))
+      [{} wr/default-tier :any]])))
 
 (deftest hostile-priority-headers-fall-back-and-never-throw
   (let [digits (apply str (repeat 100000 "9"))]
     (are-priorities
-     [[{"x-weir-tier" digits} wr/default-tier 64]
-      [{"x-weir-tier" (str "1:" digits)} wr/default-tier 64]
+     [[{"x-weir-tier" digits} wr/default-tier :any]
+      [{"x-weir-tier" (str "1:" digits)} wr/default-tier :any]
       [{"x-weir-tier" (str "1:" (apply str (repeat 250 "0")) "7")} 1 7]
-      [{"x-weir-tier" "-1"} wr/default-tier 64]
-      [{"x-weir-tier" "6"} wr/default-tier 64]
-      [{"x-weir-tier" "5:128"} 5 64]
-      [{"x-weir-tier" "1,2"} wr/default-tier 64]
-      [{"x-weir-tier" "٣"} wr/default-tier 64]
-      [{"x-weir-tier" ""} wr/default-tier 64]
-      [{"x-weir-tier" ":"} wr/default-tier 64]
-      [{"x-weir-tier" "1:2:3"} 1 64]
-      [{"x-weir-tier" "0x1"} wr/default-tier 64]
-      [{"x-weir-tier" ["1"]} wr/default-tier 64]
-      [{"baggage" ",,;=;weir-tier,=,weir-tier==2,weir-cohort=-3"} wr/default-tier 64]
-      [{"baggage" (apply str (repeat 600 "weir-tier=9,"))} wr/default-tier 64]
-      [{"baggage" (str "weir-tier=1," (apply str (repeat 8192 " ")))} wr/default-tier 64]
-      [{"x-weir-user" ""} wr/default-tier 64]])
-    (is (= 64 (Priority/cohort (prio {"x-weir-user" digits}))) "an over-long user key is ignored")
-    (is (= 64 (Priority/cohort ((wr/header-priority-fn {:user-header nil}) {:headers {"x-weir-user" "alice"}}))))
+      [{"x-weir-tier" "-1"} wr/default-tier :any]
+      [{"x-weir-tier" "6"} wr/default-tier :any]
+      [{"x-weir-tier" "5:128"} 5 :any]
+      [{"x-weir-tier" "1,2"} wr/default-tier :any]
+      [{"x-weir-tier" "٣"} wr/default-tier :any]
+      [{"x-weir-tier" ""} wr/default-tier :any]
+      [{"x-weir-tier" ":"} wr/default-tier :any]
+      [{"x-weir-tier" "1:2:3"} 1 :any]
+      [{"x-weir-tier" "0x1"} wr/default-tier :any]
+      [{"x-weir-tier" ["1"]} wr/default-tier :any]
+      [{"baggage" ",,;=;weir-tier,=,weir-tier==2,weir-cohort=-3"} wr/default-tier :any]
+      [{"baggage" (apply str (repeat 600 "weir-tier=9,"))} wr/default-tier :any]
+      [{"baggage" (str "weir-tier=1," (apply str (repeat 8192 " ")))} wr/default-tier :any]
+      [{"x-weir-user" ""} wr/default-tier :any]])
+    (is (keyless? #(prio {"x-weir-user" digits})) "an over-long user key is ignored")
+    (is (keyless? #((wr/header-priority-fn {:user-header nil}) {:headers {"x-weir-user" "alice"}})))
     (is (= (.cohort (Cohorts/rotating (Duration/ofDays 3650)) "bob")
            (Priority/cohort ((wr/header-priority-fn {:user-header "X-Account"
                                                      :cohorts (Cohorts/rotating (Duration/ofDays 3650))})

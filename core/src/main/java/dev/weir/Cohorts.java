@@ -1,6 +1,7 @@
 package dev.weir;
 
 import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Maps a stable key, such as a user id, to a cohort, and rotates the mapping over time.
@@ -57,11 +58,13 @@ public final class Cohorts {
 
   /**
    * The cohort of {@code key} at wall-clock time {@code epochMillis}, in 0..127. A null or empty
-   * key gets cohort {@code 64}, the middle: neither the first shed nor the last.
+   * key gets a random cohort: such a request cannot be recognised as the same user elsewhere, but
+   * random cohorts still spread a tier over all 128 levels, so a tier can be shed in part. (A
+   * fixed cohort would put all keyless traffic of a tier on one level, to be shed all or none.)
    */
   public int cohort(CharSequence key, long epochMillis) {
     if (key == null || key.length() == 0) {
-      return Priority.COHORTS / 2;
+      return ThreadLocalRandom.current().nextInt(Priority.COHORTS);
     }
     long epoch = Math.floorDiv(epochMillis, periodMillis);
     int h = 0;

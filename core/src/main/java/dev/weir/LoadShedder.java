@@ -57,6 +57,8 @@ public final class LoadShedder implements AutoCloseable {
 
   private static final int ADMITTED_SLOT = TIER_BASE + Snapshot.Counter.ADMITTED.ordinal() * Priority.TIERS;
 
+  private static final long MAX_TIMEOUT_NANOS = Long.MAX_VALUE / 4;
+
   private static final VarHandle INFLIGHT;
 
   static {
@@ -215,7 +217,10 @@ public final class LoadShedder implements AutoCloseable {
     long queueTimeout = timeoutNanos == requestTimeoutNanos
         ? queueTimeoutNanos
         : (long) (timeoutNanos * queueTimeoutFraction);
-    return new Request(this, priority, now, now + queueTimeout, now + timeoutNanos, cb, w);
+    // A timeout of "forever" (Long.MAX_VALUE) would wrap now + timeout into the past, and a timer
+    // would run it at once. Some 73 years is forever enough.
+    return new Request(this, priority, now, now + Math.min(queueTimeout, MAX_TIMEOUT_NANOS),
+        now + Math.min(timeoutNanos, MAX_TIMEOUT_NANOS), cb, w);
   }
 
   private void admit(Request r) {

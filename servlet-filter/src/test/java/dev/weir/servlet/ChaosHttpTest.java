@@ -136,10 +136,11 @@ class ChaosHttpTest {
         HttpResponse<String> r = get(s, "/echo", headers);
         String shown = headers[1].length() > 40 ? headers[1].substring(0, 40) + "..." : headers[1];
         assertEquals(200, r.statusCode(), headers[0] + ": " + shown);
-        assertEquals("3:64", r.body(), headers[0] + ": " + shown);
+        // The default tier; no cohort was given, so it is random.
+        assertTrue(r.body().startsWith("3:"), headers[0] + ": " + shown + " gave " + r.body());
       }
       assertEquals("1:40", get(s, "/echo", "X-Weir-Tier", " 1:40 ").body());
-      assertEquals("2:64", get(s, "/echo", "baggage", "weir-tier=2").body());
+      assertTrue(get(s, "/echo", "baggage", "weir-tier=2").body().startsWith("2:"));
       assertEquals("1:9", get(s, "/echo", "baggage",
           "foo=bar;p=1, weir-tier = 1 ;prop, weir-cohort=9").body());
       // The explicit header wins over baggage, and its missing cohort comes from baggage.

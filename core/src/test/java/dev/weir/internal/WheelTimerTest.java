@@ -1,0 +1,261 @@
+package dev.weir.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.weir.Timer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The wheel on real time. Each test owns a timer with a small wheel (64 slots of 1 ms), so tasks
+ * further out than 64 ms take several rounds. Waits are latches with generous timeouts: a loaded CI
+ * box may run a task late, but never early and never not at all.
+ */
+class WheelTimerTest {
+  private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+  private static final AtomicInteger SEQ = new AtomicInteger();
+
+  private final String threadName = "wheel-test-" + SEQ.incrementAndGet();
+  private final WheelTimer timer = new WheelTimer(threadName, MS, 64);
+
+  @AfterEach
+  void stop() {
+    timer.close();
+  }
+
+  private long now() {
+    return timer.clock().nanoTime();
+  }
+
+  @Test
+  void wheelSizeMustBeAPowerOfTwo() {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> new WheelTimer("x", MS, 100));
+    assertTrue(e.getMessage().contains("wheelSize"), e.getMessage());
+  }
+
+  @Test
+  void tasksRunNoEarlierThanTheirDeadlineAndPromptlyAfter() throws Exception {
+    int n = 200;
+    long base = now();
+    long[] deadlines = new long[n];
+    AtomicLongArray ranAt = new AtomicLongArray(n);
+    CountDownLatch done = new CountDownLatch(n);
+    for (int i = 0; i < n; i++) {
+      // 0..300 ms: several rounds of the 64-slot wheel.
+      deadlines[i] = base + ThreadLocalRandom.current().nextLong(300 * MS);
+      int id = i;
+      timer.schedule(() -> {
+        ranAt.set(id, now());
+        done.countDown();
+      }, deadlines[i]);
+    }
+    assertTrue(done.await(20, TimeUnit.SECONDS), "every task ran");
+    long worstLateness = 0;
+    for (int i = 0; i < n; i++) {
+      long lateness = ranAt.get(i) - deadlines[i];
+      assertTrue(lateness >= 0, "task " + i + " ran " + (-lateness) + " ns early");
+      worstLateness = Math.max(worstLateness, lateness);
+    }
+    // A 1 ms tick runs a task within about a tick; 2 s leaves room for a very busy box.
+    assertTrue(worstLateness < 2000 * MS, "worst lateness " + worstLateness / MS + " ms");
+  }
+
+  @Test
+  void tasksInDifferentTicksRunInDeadlineOrder() throws Exception {
+    long base = now();
+    List<Integer> order = new ArrayList<>();
+    CountDownLatch done = new CountDownLatch(5);
+    // Scheduled in reverse; 10 ms apart so each lands in a different tick and slot.
+    for (int i = 4; i >= 0; i--) {
+      int id = i;
+      timer.schedule(() -> {
+        order.add(id); // only the timer thread writes; the latch publishes it
+        done.countDown();
+      }, base + (20 + 10 * i) * MS);
+    }
+    assertTrue(done.await(10, TimeUnit.SECONDS));
+    assertEquals(List.of(0, 1, 2, 3, 4), order);
+  }
+
+  @Test
+  void aCancelledTaskNeverRuns() throws Exception {
+    AtomicInteger ran = new AtomicInteger();
+    long base = now();
+    Timer.Timeout t = timer.schedule(ran::incrementAndGet, base + 20 * MS);
+    assertTrue(t.cancel());
+    assertFalse(t.cancel(), "only the first cancel stops it");
+    // A task due later than the cancelled one: once it ran, the cancelled one would have too.
+    CountDownLatch sentinel = new CountDownLatch(1);
+    timer.schedule(sentinel::countDown, base + 40 * MS);
+    assertTrue(sentinel.await(10, TimeUnit.SECONDS));
+    assertEquals(0, ran.get());
+  }
+
+  @Test
+  void cancellingATaskThatRanReturnsFalse() throws Exception {
+    CountDownLatch ran = new CountDownLatch(1);
+    Timer.Timeout t = timer.schedule(ran::countDown, now());
+    assertTrue(ran.await(10, TimeUnit.SECONDS));
+    assertFalse(t.cancel());
+  }
+
+  @Test
+  void manyScheduledAndCancelledTasksNeitherRunNorStayInTheWheel() throws Exception {
+    int n = 100_000;
+    AtomicInteger ran = new AtomicInteger();
+    Runnable task = ran::incrementAndGet;
+    long base = now();
+    Timer.Timeout[] timeouts = new Timer.Timeout[n];
+    for (int i = 0; i < n; i++) {
+      // 200..700 ms out: many land in the wheel (several rounds) before they are cancelled.
+      timeouts[i] = timer.schedule(task, base + (200 + i % 500) * MS);
+    }
+    int cancelled = 0;
+    for (Timer.Timeout t : timeouts) {
+      if (t.cancel()) {
+        cancelled++;
+      }
+    }
+    CountDownLatch sentinel = new CountDownLatch(1);
+    timer.schedule(sentinel::countDown, base + 800 * MS);
+    assertTrue(sentinel.await(20, TimeUnit.SECONDS));
+    // On a very slow box a few may have come due before their cancel; those, and only those, ran.
+    assertTrue(cancelled > n / 2, "only " + cancelled + " cancelled in time");
+    assertEquals(n - cancelled, ran.get(), "a task ran although its cancel() returned true");
+    // With nothing pending the timer thread parks without a timeout (WAITING); while any entry,
+    // even a cancelled one, remains in the wheel it parks a tick at a time (TIMED_WAITING).
+    awaitIdle();
+    assertEquals(n - cancelled, ran.get());
+  }
+
+  @Test
+  void aTaskScheduledInThePastRunsAtTheNextTick() throws Exception {
+    CountDownLatch ran = new CountDownLatch(2);
+    long t0 = now();
+    timer.schedule(ran::countDown, t0 - TimeUnit.SECONDS.toNanos(1));
+    timer.schedule(ran::countDown, t0 - TimeUnit.HOURS.toNanos(1));
+    assertTrue(ran.await(10, TimeUnit.SECONDS));
+    assertTrue(now() - t0 < TimeUnit.SECONDS.toNanos(5));
+  }
+
+  /**
+   * Deadlines are on a {@link System#nanoTime()} timeline, where only differences mean anything
+   * and {@code now + timeout} may wrap past {@link Long#MAX_VALUE}. A deadline far in the future,
+   * however it is written, must not run early.
+   */
+  @Test
+  void aDeadlineFarInTheFutureDoesNotRunEarly() throws Exception {
+    AtomicInteger ran = new AtomicInteger();
+    long t0 = now();
+    timer.schedule(ran::incrementAndGet, t0 + Long.MAX_VALUE); // wraps negative
+    timer.schedule(ran::incrementAndGet, t0 + Long.MAX_VALUE / 2);
+    timer.schedule(ran::incrementAndGet, Long.MAX_VALUE);
+    timer.schedule(ran::incrementAndGet, t0 + TimeUnit.DAYS.toNanos(365 * 100));
+    CountDownLatch sentinel = new CountDownLatch(1);
+    timer.schedule(sentinel::countDown, t0 + 50 * MS);
+    assertTrue(sentinel.await(10, TimeUnit.SECONDS));
+    assertEquals(0, ran.get(), "a far-future task ran within 50 ms");
+  }
+
+  @Test
+  void aTaskThatThrowsDoesNotKillTheTimer() throws Exception {
+    Logger log = Logger.getLogger(WheelTimer.class.getName());
+    Level old = log.getLevel();
+    log.setLevel(Level.OFF); // the failure is logged; keep the build output clean
+    try {
+      CountDownLatch after = new CountDownLatch(2);
+      long base = now();
+      timer.schedule(() -> {
+        throw new IllegalStateException("task failure, expected by the test");
+      }, base);
+      timer.schedule(() -> {
+        throw new AssertionError("an Error, too");
+      }, base);
+      timer.schedule(after::countDown, base); // same tick as the failures
+      timer.schedule(after::countDown, base + 30 * MS);
+      assertTrue(after.await(10, TimeUnit.SECONDS));
+    } finally {
+      log.setLevel(old);
+    }
+  }
+
+  @Test
+  void aTaskMayScheduleAnother() throws Exception {
+    CountDownLatch chain = new CountDownLatch(5);
+    Runnable[] step = new Runnable[1];
+    step[0] = () -> {
+      chain.countDown();
+      if (chain.getCount() > 0) {
+        timer.schedule(step[0], now() + 2 * MS);
+      }
+    };
+    timer.schedule(step[0], now());
+    assertTrue(chain.await(10, TimeUnit.SECONDS));
+  }
+
+  @Test
+  void scheduleFromManyThreadsLosesNothing() throws Exception {
+    int threads = 4;
+    int perThread = 5_000;
+    CountDownLatch ran = new CountDownLatch(threads * perThread);
+    List<Thread> schedulers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      Thread th = new Thread(() -> {
+        for (int i = 0; i < perThread; i++) {
+          timer.schedule(ran::countDown, now() + ThreadLocalRandom.current().nextLong(100 * MS));
+        }
+      });
+      schedulers.add(th);
+      th.start();
+    }
+    for (Thread th : schedulers) {
+      th.join();
+    }
+    assertTrue(ran.await(20, TimeUnit.SECONDS), ran.getCount() + " tasks never ran");
+    awaitIdle();
+  }
+
+  @Test
+  void closeStopsTheThread() throws Exception {
+    Thread t = timerThread();
+    timer.close();
+    t.join(TimeUnit.SECONDS.toMillis(10));
+    assertFalse(t.isAlive());
+  }
+
+  /** Polls, with a deadline, until the timer thread parks with nothing pending. */
+  private void awaitIdle() {
+    Thread t = timerThread();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (t.getState() != Thread.State.WAITING) {
+      if (System.nanoTime() - deadline > 0) {
+        fail("timer thread never went idle: " + t.getState());
+      }
+      LockSupport.parkNanos(MS);
+    }
+  }
+
+  private Thread timerThread() {
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().equals(threadName)) {
+        return t;
+      }
+    }
+    throw new AssertionError("no thread " + threadName);
+  }
+}
