@@ -171,8 +171,12 @@ public final class LoadShedder implements AutoCloseable {
    * Blocks until the request is admitted or rejected, for a request whose timeout is {@code
    * timeout}: it waits at most its queue timeout, the configured fraction of {@code timeout}.
    *
+   * <p>Interruption, as with the JDK's interruptible locks, wins over whatever the wait would have
+   * returned: a request interrupted while queued is withdrawn; one admitted in the same instant
+   * has its permit released as {@link Outcome#DROPPED}; either way nothing is held afterwards.
+   *
    * @throws RejectedException if the request was not admitted
-   * @throws InterruptedException if interrupted while queued; the request is withdrawn
+   * @throws InterruptedException if interrupted while waiting; nothing is held
    */
   public Permit acquire(int priority, long timeout, TimeUnit unit)
       throws RejectedException, InterruptedException {

@@ -113,7 +113,7 @@ public final class Priority {
   }
 
   /**
-   * Parses a tier alone, {@code "0"} to {@code "5"}.
+   * Parses a tier alone, {@code "0"} to {@code "5"}; surrounding white space is ignored.
    *
    * @throws IllegalArgumentException naming what is wrong
    */
@@ -121,7 +121,15 @@ public final class Priority {
     if (text == null) {
       throw new IllegalArgumentException("tier text is null");
     }
-    return parseBounded(text, 0, text.length(), TIERS, "tier");
+    int start = 0;
+    int end = text.length();
+    while (start < end && Character.isWhitespace(text.charAt(start))) {
+      start++;
+    }
+    while (end > start && Character.isWhitespace(text.charAt(end - 1))) {
+      end--;
+    }
+    return parseBounded(text, start, end, TIERS, "tier");
   }
 
   /** Writes the text form, {@code "tier:cohort"}. */
