@@ -89,7 +89,11 @@ public final class ControlWindow {
   /** Arrivals in the interval at each priority level, indexed by packed priority. Read only. */
   public long[] levelArrivals() { return levelArrivals; }
 
-  /** The number of latency samples (successful releases) in the interval. */
+  /**
+   * The number of latency samples in the interval: successful releases of requests whose times
+   * were read. At high rates the fast path samples one admission in 2^k, keeping a few hundred
+   * samples an interval; {@link #successes()} counts them all.
+   */
   public long latencySamples() { return latencies.count(); }
 
   /** The smallest latency sample of the interval, or {@code Long.MAX_VALUE} if none. */

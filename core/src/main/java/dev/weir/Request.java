@@ -42,14 +42,20 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   final LoadShedder shedder;
   final int priority;
-  final long arrivalNanos;
-  final long queueDeadlineNanos;
-  final long deadlineNanos;
+  final long timeoutNanos;
+  final long queueTimeoutNanos;
   /** Null for a blocking {@link LoadShedder#acquire}: the waiting thread is woken instead. */
   final AdmissionCallback callback;
   final Thread waiter;
 
   volatile int state;
+  /**
+   * Whether the arrival and admission times were read. The fast path reads the clock only for the
+   * requests it samples; a queued request, or one whose deadline is watched, always has them.
+   * Volatile so that a reader that sees it true also sees the times written before it.
+   */
+  volatile boolean timed;
+  long arrivalNanos;
   long admittedNanos;
   /** Set just before the final state is published; volatile for {@link LoadShedder#acquire}, which
    * may see the state a CAS set before the reason. */
@@ -58,15 +64,21 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   volatile Runnable deadlineHook;
   volatile int hookFired;
 
-  Request(LoadShedder shedder, int priority, long arrivalNanos, long queueDeadlineNanos,
-      long deadlineNanos, AdmissionCallback callback, Thread waiter) {
+  Request(LoadShedder shedder, int priority, long timeoutNanos, long queueTimeoutNanos,
+      AdmissionCallback callback, Thread waiter) {
     this.shedder = shedder;
     this.priority = priority;
-    this.arrivalNanos = arrivalNanos;
-    this.queueDeadlineNanos = queueDeadlineNanos;
-    this.deadlineNanos = deadlineNanos;
+    this.timeoutNanos = timeoutNanos;
+    this.queueTimeoutNanos = queueTimeoutNanos;
     this.callback = callback;
     this.waiter = waiter;
+  }
+
+  /** Records that the request arrived, and was admitted, at {@code now}. */
+  void timeAt(long now) {
+    arrivalNanos = now;
+    admittedNanos = now;
+    timed = true;
   }
 
   boolean cas(int expect, int update) {
@@ -132,18 +144,29 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     if (deadlineHook != null || state != ADMITTED) {
       return;
     }
+    if (!timed) {
+      // Admitted on the fast path unsampled, a moment ago: the deadline counts from now.
+      timeAt(shedder.clock.nanoTime());
+    }
     deadlineHook = hook;
-    timeout = shedder.timer.schedule(this, deadlineNanos);
+    timeout = shedder.timer.schedule(this, deadlineNanos());
   }
 
   @Override
   public long queueWaitNanos() {
-    return admittedNanos - arrivalNanos;
+    return timed ? admittedNanos - arrivalNanos : 0;
   }
 
+  /**
+   * {@inheritDoc} A request admitted on the fast path without a sample has no arrival time; its
+   * deadline counts from the first call of this method or {@link #onDeadline}.
+   */
   @Override
   public long deadlineNanos() {
-    return deadlineNanos;
+    if (!timed) {
+      timeAt(shedder.clock.nanoTime());
+    }
+    return arrivalNanos + timeoutNanos;
   }
 
   @Override
@@ -163,7 +186,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     } else if (s == ADMITTED) {
       Runnable hook = deadlineHook;
       // A late-firing queue timer also lands here; only a passed deadline may fire the hook.
-      if (hook != null && shedder.clock.nanoTime() - deadlineNanos >= 0 && claimOverrun()) {
+      if (hook != null && shedder.clock.nanoTime() - deadlineNanos() >= 0 && claimOverrun()) {
         shedder.deadlinePassed(this);
         hook.run();
       }
@@ -180,7 +203,11 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   }
 
   void wake() {
-    LockSupport.unpark(waiter);
+    // On the fast path the waiter is this thread, which is not parked: unparking it would cost a
+    // system call and leave a stale permit for its next park.
+    if (waiter != Thread.currentThread()) {
+      LockSupport.unpark(waiter);
+    }
   }
 
   @Override

@@ -40,7 +40,11 @@ public final class Snapshot {
     SHUTTING_DOWN,
     /** Requests cancelled while queued. */
     CANCELLED,
-    /** Admitted requests still running when their processing deadline passed. */
+    /**
+     * Admitted requests still running when their processing deadline passed. Counted for requests
+     * whose deadline is watched ({@link Permit#onDeadline}) or that were queued or sampled; an
+     * unwatched fast-path request is not timed, to spare it the clock reads.
+     */
     DEADLINE_MISSED,
     /** Permits released as {@link Outcome#SUCCESS}. */
     SUCCEEDED,

@@ -73,6 +73,7 @@ public final class VegasLimit implements Limit {
   private final LatencyHistogram window = new LatencyHistogram();
   private long windowStart = Long.MIN_VALUE;
   private long windowDrops;
+  private long windowSuccesses;
   private int windowPeak;
 
   // A sliding minimum of smoothed medians: one slot per eighth of the horizon.
@@ -131,6 +132,7 @@ public final class VegasLimit implements Limit {
       window.merge(w.latencyHistogram());
     }
     windowDrops += w.drops();
+    windowSuccesses += w.successes();
     windowPeak = Math.max(windowPeak, w.peakInflight());
 
     long total = window.count() + windowDrops;
@@ -160,7 +162,8 @@ public final class VegasLimit implements Limit {
 
   private void decide(long now, int currentLimit) {
     long samples = window.count();
-    long total = samples + windowDrops;
+    // Latency is sampled, releases are all counted: the drop share comes from the counts.
+    long total = windowSuccesses + windowDrops;
     // The limit binds when requests actually used it. A queue alone is no evidence: it also
     // stands while a backlog drains after the limit has already caught up.
     boolean binding = windowPeak >= 0.8 * currentLimit;
@@ -285,6 +288,7 @@ public final class VegasLimit implements Limit {
     window.clear();
     windowStart = now;
     windowDrops = 0;
+    windowSuccesses = 0;
     windowPeak = 0;
   }
 

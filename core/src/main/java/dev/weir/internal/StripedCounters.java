@@ -60,6 +60,11 @@ public final class StripedCounters {
     AA.getAndAdd(cells, stripe + slot, delta);
   }
 
+  /** Adds {@code delta} to counter {@code slot} of a stripe, returning that cell's old value. */
+  public long getAndAdd(int stripe, int slot, long delta) {
+    return (long) AA.getAndAdd(cells, stripe + slot, delta);
+  }
+
   /** Adds {@code delta} to counter {@code slot}. */
   public void add(int slot, long delta) {
     AA.getAndAdd(cells, base() + slot, delta);

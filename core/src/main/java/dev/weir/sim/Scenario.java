@@ -23,6 +23,7 @@ public final class Scenario {
   final double requestTimeoutSeconds;
   final long seed;
   final double closeAtSeconds;
+  final boolean watchDeadlines;
 
   private Scenario(Builder b) {
     this.name = b.name;
@@ -36,6 +37,7 @@ public final class Scenario {
     this.requestTimeoutSeconds = b.requestTimeoutSeconds;
     this.seed = b.seed;
     this.closeAtSeconds = b.closeAtSeconds;
+    this.watchDeadlines = b.watchDeadlines;
   }
 
   public static Builder builder(String name) {
@@ -73,6 +75,7 @@ public final class Scenario {
     c.requestTimeoutSeconds = b.requestTimeoutSeconds;
     c.seed = b.seed;
     c.closeAtSeconds = b.closeAtSeconds;
+    c.watchDeadlines = b.watchDeadlines;
     return c.build();
   }
 
@@ -98,6 +101,7 @@ public final class Scenario {
     b.requestTimeoutSeconds = requestTimeoutSeconds;
     b.seed = seed;
     b.closeAtSeconds = closeAtSeconds;
+    b.watchDeadlines = watchDeadlines;
     return b;
   }
 
@@ -119,6 +123,7 @@ public final class Scenario {
     private double requestTimeoutSeconds = 1;
     private long seed = 1;
     private double closeAtSeconds = Double.NaN;
+    private boolean watchDeadlines = true;
 
     private Builder(String name) {
       this.name = name;
@@ -185,6 +190,16 @@ public final class Scenario {
         throw new IllegalArgumentException("requestTimeout must be positive, was " + seconds);
       }
       this.requestTimeoutSeconds = seconds;
+      return this;
+    }
+
+    /**
+     * Whether admitted requests are answered 503 at their deadline, as an adapter in bounded
+     * response time mode does (default). Without it, late answers are client timeouts, and the
+     * shedder samples the fast path's latency as it does behind a plain filter.
+     */
+    public Builder watchDeadlines(boolean v) {
+      this.watchDeadlines = v;
       return this;
     }
 

@@ -204,7 +204,9 @@ public final class Simulation {
       permit = p;
       admittedAt = time.nanoTime();
       result.admitted(id, admittedAt - arrival);
-      p.onDeadline(this::deadline);
+      if (scenario.watchDeadlines) {
+        p.onDeadline(this::deadline);
+      }
       startService(this);
     }
 

@@ -143,6 +143,21 @@ class AdaptiveControlScenariosTest {
             r));
   }
 
+  @Test
+  void s7AtTwentyThousandRpsMeetsTheS2BarsWithSampledLatencies() {
+    // Without deadline hooks the fast path reads the clock for one admission in 2^k only.
+    double unloaded = tier1P99(Scenarios.s7LargeUnloaded().toBuilder().watchDeadlines(false)
+        .build());
+    Scenario s = Scenarios.s7Large().toBuilder().watchDeadlines(false).build();
+    Report r = Simulation.run(s, Guard.WEIR).report(10, s.durationSeconds());
+    double goodput = r.goodput(-1) / s.capacityAt(0);
+    assertTrue(goodput >= 0.95, msg("goodput / capacity", goodput, r));
+    assertTrue(r.successRatio(1) >= 0.995, msg("tier-1 success", r.successRatio(1), r));
+    assertTrue(r.latencyQuantileNanos(1, 0.99) <= 2 * unloaded,
+        msg("tier-1 P99 ms (bound " + 2 * unloaded / MS + ")", r.latencyQuantileNanos(1, 0.99) / MS,
+            r));
+  }
+
   /**
    * At 50 RPS the S2 bar of 99.5% tier-1 success is out of reach for any guard: tier 1 alone loads
    * the service to 75%, and the 333 ms queue timeout is too short for the queueing tail of so

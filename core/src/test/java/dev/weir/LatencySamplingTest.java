@@ -1,0 +1,137 @@
+package dev.weir;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.control.Rejectors;
+import dev.weir.sim.VirtualTime;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The fast path reads the clock only for the admissions it samples. */
+class LatencySamplingTest {
+  private static final long INTERVAL = TimeUnit.MILLISECONDS.toNanos(100);
+
+  /** Virtual time that counts how often it is read. */
+  private static final class CountingTime implements Timer, Clock {
+    final VirtualTime time = new VirtualTime();
+    long reads;
+
+    @Override
+    public long nanoTime() {
+      reads++;
+      return time.nanoTime();
+    }
+
+    @Override
+    public Clock clock() {
+      return this;
+    }
+
+    @Override
+    public Timeout schedule(Runnable task, long deadlineNanos) {
+      return time.schedule(task, deadlineNanos);
+    }
+  }
+
+  /** A fixed limit that remembers the latency samples of the last window it saw. */
+  private static final class Recording implements Limit {
+    long samples;
+    long successes;
+
+    @Override
+    public int initialLimit() {
+      return 100;
+    }
+
+    @Override
+    public int maxLimit() {
+      return 100;
+    }
+
+    @Override
+    public int update(ControlWindow w) {
+      samples = w.latencySamples();
+      successes = w.successes();
+      return 100;
+    }
+  }
+
+  private static final AdmissionCallback RELEASE = new AdmissionCallback() {
+    @Override
+    public void onAdmitted(Permit permit) {
+      permit.success();
+    }
+
+    @Override
+    public void onRejected(RejectReason reason) {
+      throw new AssertionError(reason);
+    }
+  };
+
+  @Test
+  void theSampleRateFollowsTheAdmissionRate() {
+    assertEquals(0, LoadShedder.sampleMaskFor(0));
+    assertEquals(0, LoadShedder.sampleMaskFor(511));
+    assertEquals(1, LoadShedder.sampleMaskFor(512));
+    assertEquals(3, LoadShedder.sampleMaskFor(2_000));
+    assertEquals(127, LoadShedder.sampleMaskFor(50_000));
+  }
+
+  @Test
+  void atHighRatesMostAdmissionsSkipTheClockAndTheControllerStillGetsItsSamples() {
+    CountingTime t = new CountingTime();
+    Recording limit = new Recording();
+    LoadShedder s = LoadShedder.builder().timer(t).limit(limit).rejector(Rejectors.none())
+        .build();
+    // First interval: 10,000 admissions, every one read (nothing is known of the rate yet).
+    for (int i = 0; i < 10_000; i++) {
+      s.submit(Priority.of(i % 6, i % 128), RELEASE);
+    }
+    t.time.advance(INTERVAL);
+    assertEquals(10_000, limit.samples, "the first interval samples everything");
+    // Second interval, at the same rate: one admission in 32 reads the clock, twice.
+    long before = t.reads;
+    for (int i = 0; i < 10_000; i++) {
+      s.submit(Priority.of(i % 6, i % 128), RELEASE);
+    }
+    long reads = t.reads - before;
+    assertTrue(reads <= 2 * 10_000 / 32 + 100, reads + " clock reads for 10,000 admissions");
+    t.time.advance(INTERVAL);
+    assertEquals(10_000, limit.successes, "every release is still counted");
+    assertTrue(limit.samples >= LoadShedder.SAMPLES_PER_INTERVAL, limit.samples + " samples");
+    assertEquals(0, s.inflight());
+  }
+
+  @Test
+  void aWatchedDeadlineIsTimedEvenWhenTheAdmissionIsNotSampled() {
+    CountingTime t = new CountingTime();
+    LoadShedder s = LoadShedder.builder().timer(t).limit(new Recording())
+        .rejector(Rejectors.none()).requestTimeout(java.time.Duration.ofMillis(300)).build();
+    for (int i = 0; i < 10_000; i++) {
+      s.submit(0, RELEASE);
+    }
+    t.time.advance(INTERVAL);
+    int[] fired = {0};
+    Permit[] held = new Permit[1];
+    s.submit(0, new AdmissionCallback() {
+      @Override
+      public void onAdmitted(Permit permit) {
+        held[0] = permit;
+        permit.onDeadline(() -> fired[0]++);
+      }
+
+      @Override
+      public void onRejected(RejectReason reason) {
+        throw new AssertionError(reason);
+      }
+    });
+    t.time.advance(TimeUnit.MILLISECONDS.toNanos(299));
+    assertEquals(0, fired[0]);
+    t.time.advance(TimeUnit.MILLISECONDS.toNanos(2));
+    assertEquals(1, fired[0]);
+    assertEquals(1, s.count(Snapshot.Counter.DEADLINE_MISSED, 0));
+    held[0].dropped();
+    assertEquals(1, s.count(Snapshot.Counter.DEADLINE_MISSED, 0), "counted once");
+  }
+}
