@@ -1,0 +1,154 @@
+package dev.weir.jmh;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.Priority;
+import dev.weir.RejectReason;
+import dev.weir.Snapshot.Counter;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs every benchmark method a few times outside JMH and checks that it measures what it claims:
+ * the fast path admits without queueing, the shed path sheds, the queued path queues and
+ * dispatches, and so on. A benchmark that silently measured the wrong path would be worse than
+ * none.
+ */
+class BenchmarksSmokeTest {
+  private static final int N = 50;
+  private static final int TIER = Priority.tier(FastPathBenchmark.PRIORITY);
+
+  @Test
+  void fastPathBaselinesAdmitEveryRequest() {
+    FastPathBenchmark b = new FastPath1Thread();
+    FastPathBenchmark.SemaphoreState semaphore = new FastPathBenchmark.SemaphoreState();
+    FastPathBenchmark.NetflixVegasState vegas = new FastPathBenchmark.NetflixVegasState();
+    FastPathBenchmark.NetflixGradient2State gradient = new FastPathBenchmark.NetflixGradient2State();
+    vegas.setup();
+    gradient.setup();
+    for (int i = 0; i < N; i++) {
+      assertTrue(b.nanoTimePair() >= 0, "the clock is monotonic");
+      assertTrue(b.semaphore(semaphore) >= 0, "semaphore admits");
+      assertTrue(b.netflixVegas(vegas), "Netflix Vegas admits");
+      assertTrue(b.netflixGradient2(gradient), "Netflix Gradient2 admits");
+    }
+    assertEquals(Integer.MAX_VALUE, semaphore.semaphore.availablePermits(), "all released");
+  }
+
+  @Test
+  void weirFastPathAdmitsAtOnceAndReleases() throws Exception {
+    FastPathBenchmark b = new FastPath2Threads();
+    FastPathBenchmark.WeirState s = new FastPathBenchmark.WeirState();
+    s.setup();
+    try {
+      for (int i = 0; i < N; i++) {
+        assertTrue(b.weirAcquire(s), "acquire admits and success() releases");
+        b.weirSubmit(s);
+      }
+      assertEquals(0, s.shedder.inflight());
+      assertEquals(0, s.shedder.queued());
+      assertEquals(2 * N, s.shedder.count(Counter.ADMITTED, TIER));
+      assertEquals(2 * N, s.shedder.count(Counter.SUCCEEDED, TIER));
+    } finally {
+      s.tearDown();
+    }
+  }
+
+  @Test
+  void shedBenchmarkRejectsAtTheDoorOnEitherClock() throws Exception {
+    for (String clock : new String[] {"virtual", "system"}) {
+      ShedBenchmark b = new ShedBenchmark();
+      b.clock = clock;
+      b.setup();
+      try {
+        for (int i = 0; i < N; i++) {
+          b.shed();
+        }
+        assertEquals(N, b.shedder.count(Counter.SHED, TIER), clock);
+        assertEquals(0, b.shedder.count(Counter.ADMITTED, TIER), clock);
+        assertEquals(0, b.shedder.queued(), clock);
+      } finally {
+        b.tearDown();
+      }
+    }
+  }
+
+  @Test
+  void queuedPathQueuesThenDispatchesOnRelease() {
+    QueuedPathBenchmark b = new QueuedPathBenchmark();
+    b.setup();
+    try {
+      for (int i = 0; i < N; i++) {
+        assertTrue(b.enqueueAndDispatch(), "the queued request was dispatched");
+        assertEquals(1, b.shedder.inflight(), "the limit of 1 stays held");
+        assertEquals(0, b.shedder.queued());
+      }
+      assertEquals(N + 1, b.shedder.count(Counter.ADMITTED, TIER));
+      assertEquals(N, b.shedder.count(Counter.SUCCEEDED, TIER));
+      assertEquals(0, b.shedder.count(Counter.QUEUE_TIMEOUT, TIER), "no queue timer fired");
+      assertTrue(b.shedder.totalQueueWaitNanos(TIER) == 0, "dispatched in the same instant");
+      assertNull(b.holder.lastRejection);
+    } finally {
+      b.tearDown();
+    }
+  }
+
+  @Test
+  void bucketQueueKeepsItsDepth() {
+    for (int depth : new int[] {1, 1000}) {
+      BucketQueueBenchmark b = new BucketQueueBenchmark();
+      b.depth = depth;
+      b.setup();
+      for (int i = 0; i < 10 * N; i++) {
+        int level = b.pollOffer();
+        assertTrue(level >= 0 && level < Priority.LEVELS);
+        assertEquals(depth, b.queue.size());
+      }
+    }
+  }
+
+  @Test
+  void controlTickRunsOncePerOperationWithEveryRequestAdmitted() {
+    ControlTickBenchmark b = new ControlTickBenchmark();
+    b.setup();
+    try {
+      int ticks = 5;
+      for (int i = 0; i < ticks; i++) {
+        b.runBatch();
+        long before = b.time.nanoTime();
+        int limit = b.tick();
+        assertEquals(before + 1, b.time.nanoTime(), "the operation moved time onto the tick");
+        assertTrue(limit >= 1 && limit <= b.shedder.maxLimit());
+      }
+      long admitted = 0;
+      long rejected = 0;
+      for (int t = 0; t < Priority.TIERS; t++) {
+        admitted += b.shedder.count(Counter.SUCCEEDED, t);
+        rejected += b.shedder.count(Counter.SHED, t) + b.shedder.count(Counter.QUEUE_FULL, t);
+      }
+      assertEquals((long) ticks * ControlTickBenchmark.BATCH, admitted);
+      assertEquals(0, rejected);
+      assertEquals(ticks * 100_000_000L, b.time.nanoTime());
+      assertNull(b.holder.lastRejection, () -> "rejected: " + b.holder.lastRejection);
+    } finally {
+      b.tearDown();
+    }
+  }
+
+  @Test
+  void shedEverythingCutsOffTheMostImportantPriority() throws Exception {
+    ShedBenchmark b = new ShedBenchmark();
+    b.setup();
+    try {
+      assertEquals(0, b.shedder.cutoff());
+      HoldingCallback callback = new HoldingCallback();
+      b.shedder.submit(Priority.HIGHEST, callback);
+      assertEquals(RejectReason.SHED, callback.lastRejection);
+      assertNull(callback.held);
+      assertEquals(1, b.shedder.count(Counter.SHED, 0));
+    } finally {
+      b.tearDown();
+    }
+  }
+}
