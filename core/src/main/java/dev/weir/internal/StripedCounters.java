@@ -34,9 +34,13 @@ public final class StripedCounters {
     this.cells = new long[stride * stripes + PAD];
   }
 
+  /**
+   * Twice the processors, at least 8 and at most 32: threads pick stripes by a hash of their id,
+   * so fewer stripes than that make two busy threads share one too often.
+   */
   private static int defaultStripes() {
-    int n = Math.min(Runtime.getRuntime().availableProcessors() * 2, 16);
-    return Integer.highestOneBit(Math.max(1, n - 1)) << 1;
+    int n = Math.max(8, Math.min(Runtime.getRuntime().availableProcessors() * 2, 32));
+    return Integer.highestOneBit(n - 1) << 1;
   }
 
   private int base() {
