@@ -1,0 +1,229 @@
+package dev.weir.examples;
+
+import dev.weir.servlet.WeirFilter;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Locale;
+import java.util.function.UnaryOperator;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+
+/**
+ * A Jetty 12 (ee10) application whose endpoint {@code GET /work} makes one call to a {@link
+ * Downstream} and answers {@code 200 ok}, and whose {@code GET /hello} answers at once; optionally
+ * protected by a servlet {@link Filter} on {@code /*}.
+ *
+ * <p>The server has 200 threads, far more than the downstream has connections, as is usual: under
+ * overload the extra threads do not refuse work, they pile up waiting for a connection, and the
+ * requests behind them wait in Jetty's queue. That queue is what a load shedder removes.
+ *
+ * <p>Start with {@link #start}; {@link #close()} stops the server, interrupting requests still
+ * waiting for the downstream.
+ */
+public final class ExampleServer implements AutoCloseable {
+  /** Threads of the server: enough that an unprotected server queues rather than refuses. */
+  public static final int THREADS = 200;
+  /** The path of the endpoint that calls the downstream. */
+  public static final String WORK_PATH = "/work";
+  /** The path of an endpoint that answers at once, to measure per-request overheads. */
+  public static final String HELLO_PATH = "/hello";
+
+  private final Server server;
+  private final URI workUri;
+
+  private ExampleServer(Server server, URI workUri) {
+    this.server = server;
+    this.workUri = workUri;
+  }
+
+  /**
+   * Starts a server on {@code 127.0.0.1} on a free port.
+   *
+   * @param filter the filter to install on {@code /*}, or {@code null} for an unprotected server
+   */
+  public static ExampleServer start(Downstream downstream, Filter filter) throws Exception {
+    return start("127.0.0.1", 0, downstream, filter);
+  }
+
+  /**
+   * Starts a server on {@code host:port} ({@code port} 0 for a free one); {@code host} is a name or
+   * an IPv4 address.
+   *
+   * @param filter the filter to install on {@code /*}, or {@code null} for an unprotected server
+   */
+  public static ExampleServer start(String host, int port, Downstream downstream, Filter filter)
+      throws Exception {
+    return start(host, port, downstream, filter, UnaryOperator.identity());
+  }
+
+  /**
+   * Starts a server on {@code 127.0.0.1} on a free port, with the application's handler wrapped by
+   * {@code outer}, such as a {@code QoSHandler} to compare with.
+   *
+   * @param filter the filter to install on {@code /*}, or {@code null} for none
+   * @param outer given the application's handler, returns the server's handler
+   */
+  public static ExampleServer start(Downstream downstream, Filter filter,
+      UnaryOperator<Handler> outer) throws Exception {
+    return start("127.0.0.1", 0, downstream, filter, outer);
+  }
+
+  private static ExampleServer start(String host, int port, Downstream downstream, Filter filter,
+      UnaryOperator<Handler> outer) throws Exception {
+    QueuedThreadPool threads = new QueuedThreadPool(THREADS, 8);
+    threads.setName("example-server");
+    Server server = new Server(threads);
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost(host);
+    connector.setPort(port);
+    // The JDK's default backlog of 50 would drop connection attempts in a burst of new
+    // connections, which clients see as timeouts that have nothing to do with the application.
+    connector.setAcceptQueueSize(1024);
+    server.addConnector(connector);
+
+    ServletContextHandler context = new ServletContextHandler("/");
+    ServletHolder work = new ServletHolder("work", new WorkServlet(downstream));
+    work.setAsyncSupported(true);
+    context.addServlet(work, WORK_PATH);
+    ServletHolder hello = new ServletHolder("hello", new HelloServlet());
+    hello.setAsyncSupported(true);
+    context.addServlet(hello, HELLO_PATH);
+    if (filter != null) {
+      FilterHolder holder = new FilterHolder(filter);
+      holder.setAsyncSupported(true);
+      context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+    }
+    server.setHandler(outer.apply(context));
+    // No graceful stop: connectors close at once, and threads still waiting for the downstream
+    // are interrupted within a second, so that a demo's next run starts on a quiet machine.
+    server.setStopTimeout(0);
+    threads.setStopTimeout(1000);
+    try {
+      server.start();
+    } catch (Exception e) {
+      server.stop();
+      throw e;
+    }
+    URI uri = URI.create("http://" + host + ":" + connector.getLocalPort() + WORK_PATH);
+    return new ExampleServer(server, uri);
+  }
+
+  /** The URI of the endpoint, such as {@code http://127.0.0.1:41234/work}. */
+  public URI workUri() {
+    return workUri;
+  }
+
+  /** The URI of the endpoint that answers at once, such as {@code http://127.0.0.1:41234/hello}. */
+  public URI helloUri() {
+    return workUri.resolve(HELLO_PATH);
+  }
+
+  /** The port the server listens on. */
+  public int port() {
+    return workUri.getPort();
+  }
+
+  /**
+   * Stops the server; requests still running are interrupted after a second.
+   *
+   * @throws IllegalStateException if Jetty fails to stop
+   */
+  @Override
+  public void close() {
+    try {
+      server.stop();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      throw new IllegalStateException("could not stop the example server", e);
+    }
+  }
+
+  static final String USAGE = String.join("\n",
+      "Usage: bin/demo server [options]   (runs until Ctrl-C)",
+      "  --port N          port on 127.0.0.1 (default 8080; 0 for a free one)",
+      "  --unprotected     without the filter",
+      "  --connections N   downstream connections (default 8)",
+      "  --service-ms N    mean downstream service time (default 20)",
+      "  --seed N          seed of service times (default 42)",
+      "  --help            this text");
+
+  /**
+   * Runs an example server on 127.0.0.1 until the process is stopped; see {@link #USAGE}.
+   * Protected, it uses {@code new WeirFilter()}: zero configuration.
+   */
+  public static void main(String[] args) throws Exception {
+    Downstream downstream;
+    Filter filter;
+    int port;
+    try {
+      Args a = Args.parse(args, "port", "unprotected", "connections", "service-ms", "seed", "help");
+      if (a.flag("help")) {
+        System.out.println(USAGE);
+        return;
+      }
+      port = a.intValue("port", 8080, 0, 65535);
+      downstream = new Downstream(a.intValue("connections", 8, 1, 10_000),
+          Duration.ofMillis(a.intValue("service-ms", 20, 1, 60_000)), a.longValue("seed", 42));
+      filter = a.flag("unprotected") ? null : new WeirFilter();
+    } catch (IllegalArgumentException e) {
+      System.err.println("server: " + e.getMessage());
+      System.err.println(USAGE);
+      System.exit(2);
+      return;
+    }
+    ExampleServer server = start("127.0.0.1", port, downstream, filter);
+    System.out.printf(Locale.ROOT, "Example server on %s (%s), downstream capacity %.0f req/s;"
+        + " try: curl -H 'X-Weir-Tier: 1' %s%nCtrl-C stops it.%n", server.workUri(),
+        filter == null ? "unprotected" : "protected by Weir", downstream.capacityPerSecond(),
+        server.workUri());
+    server.server.join();
+  }
+
+  /** Answers at once. */
+  private static final class HelloServlet extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+
+    @Override
+    protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      resp.setContentType("text/plain");
+      resp.getWriter().write("hello\n");
+    }
+  }
+
+  /** The endpoint: one downstream call per request. */
+  private static final class WorkServlet extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+    private final transient Downstream downstream;
+
+    WorkServlet(Downstream downstream) {
+      this.downstream = downstream;
+    }
+
+    @Override
+    protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      try {
+        downstream.call();
+      } catch (InterruptedException e) {
+        // Only a stopping server interrupts its threads.
+        Thread.currentThread().interrupt();
+        resp.sendError(HttpServletResponse.SC_SERVICE_UNAVAILABLE);
+        return;
+      }
+      resp.setContentType("text/plain");
+      resp.getWriter().write("ok\n");
+    }
+  }
+}

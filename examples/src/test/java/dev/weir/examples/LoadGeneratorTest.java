@@ -1,0 +1,142 @@
+package dev.weir.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The generator is open loop: a server that never answers does not slow it down. */
+class LoadGeneratorTest {
+  private SilentServer silent;
+
+  @BeforeEach
+  void start() throws IOException {
+    silent = new SilentServer();
+  }
+
+  @AfterEach
+  void stop() throws Exception {
+    silent.close();
+  }
+
+  @Test
+  void fixedRateKeepsItsScheduleWhenTheServerNeverAnswers() throws Exception {
+    long started = System.nanoTime();
+    LoadReport r = LoadGenerator.builder(silent.uri())
+        .rate(200)
+        .poisson(false)
+        .warmup(Duration.ZERO)
+        .duration(Duration.ofSeconds(1))
+        .timeout(Duration.ofMillis(300))
+        .build()
+        .run();
+    double elapsedSeconds = (System.nanoTime() - started) / 1e9;
+
+    // 200 per second for 1 s: requests at 5, 10, ..., 995 ms. A closed-loop client would have
+    // sent one request per connection and then waited for answers that never come.
+    TierStats all = r.total();
+    assertEquals(199, all.sent());
+    assertEquals(199, all.count(Status.TIMEOUT), "every request timed out");
+    assertEquals(0.0, all.goodputPerSecond());
+    assertTrue(r.tier(1).sent() > 50 && r.tier(5).sent() > 50,
+        () -> "default mix 1:50,5:50: " + r.tier(1).sent() + " / " + r.tier(5).sent());
+    // Each request really went out: a timed-out HTTP/1.1 request takes its connection with it, so
+    // every request opened one. (The acceptor may still be catching up, hence the polling.)
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (silent.connections() < 190 && System.nanoTime() - deadline < 0) {
+      Thread.onSpinWait();
+    }
+    assertTrue(silent.connections() >= 190,
+        () -> "requests reached the server on " + silent.connections() + " connections");
+    // The run ends after its window plus the client timeout, not after 199 serial timeouts.
+    assertTrue(elapsedSeconds < 15, () -> "took " + elapsedSeconds + " s");
+  }
+
+  @Test
+  void poissonArrivalsAverageTheRate() throws Exception {
+    LoadReport r = LoadGenerator.builder(silent.uri())
+        .rate(400)
+        .seed(3)
+        .mix(TierMix.parse("2:1"))
+        .warmup(Duration.ofMillis(200))
+        .duration(Duration.ofSeconds(1))
+        .timeout(Duration.ofMillis(200))
+        .build()
+        .run();
+    // Poisson count with mean 400: standard deviation 20; warm-up requests are not counted.
+    long sent = r.total().sent();
+    assertTrue(sent > 300 && sent < 500, () -> "sent " + sent);
+    assertEquals(sent, r.tier(2).count(Status.TIMEOUT));
+    assertEquals(List.of(2), List.copyOf(r.byTier().keySet()));
+  }
+
+  @Test
+  void builderRejectsNonsenseNamingTheSetting() {
+    URI uri = URI.create("http://127.0.0.1:1/");
+    assertMessage("rate", () -> LoadGenerator.builder(uri).rate(0));
+    assertMessage("rate", () -> LoadGenerator.builder(uri).rate(Double.NaN));
+    assertMessage("duration", () -> LoadGenerator.builder(uri).duration(Duration.ZERO));
+    assertMessage("warmup", () -> LoadGenerator.builder(uri).warmup(Duration.ofSeconds(-1)));
+    assertMessage("timeout", () -> LoadGenerator.builder(uri).timeout(Duration.ofNanos(5)));
+    assertMessage("users", () -> LoadGenerator.builder(uri).users(0));
+    assertMessage("tierHeader", () -> LoadGenerator.builder(uri).tierHeader("X Tier"));
+    assertMessage("userHeader", () -> LoadGenerator.builder(uri).userHeader(""));
+    assertMessage("target", () -> LoadGenerator.builder(URI.create("ftp://127.0.0.1/")));
+  }
+
+  private static void assertMessage(String expected, org.junit.jupiter.api.function.Executable e) {
+    IllegalArgumentException x = assertThrows(IllegalArgumentException.class, e);
+    assertTrue(x.getMessage().startsWith(expected), () -> "message: " + x.getMessage());
+  }
+
+  /** Accepts connections on 127.0.0.1 and never reads or answers. */
+  private static final class SilentServer {
+    private final ServerSocket socket =
+        new ServerSocket(0, 1024, InetAddress.getLoopbackAddress());
+    private final List<Socket> accepted = new CopyOnWriteArrayList<>();
+    private final Thread acceptor = new Thread(this::acceptLoop, "silent-server");
+
+    SilentServer() throws IOException {
+      acceptor.setDaemon(true);
+      acceptor.start();
+    }
+
+    URI uri() {
+      return URI.create("http://127.0.0.1:" + socket.getLocalPort() + "/work");
+    }
+
+    int connections() {
+      return accepted.size();
+    }
+
+    private void acceptLoop() {
+      try {
+        while (true) {
+          accepted.add(socket.accept());
+        }
+      } catch (IOException closed) {
+        // close() ends the loop
+      }
+    }
+
+    void close() throws Exception {
+      socket.close();
+      acceptor.join(5_000);
+      for (Socket s : accepted) {
+        s.close();
+      }
+    }
+  }
+}
