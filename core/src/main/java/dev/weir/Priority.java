@@ -81,14 +81,8 @@ public final class Priority {
     if (text == null) {
       throw new IllegalArgumentException("priority text is null");
     }
-    int start = 0;
-    int end = text.length();
-    while (start < end && Character.isWhitespace(text.charAt(start))) {
-      start++;
-    }
-    while (end > start && Character.isWhitespace(text.charAt(end - 1))) {
-      end--;
-    }
+    int start = skipWhitespace(text);
+    int end = trimWhitespace(text, start);
     if (start == end) {
       throw new IllegalArgumentException("priority text is empty");
     }
@@ -121,21 +115,32 @@ public final class Priority {
     if (text == null) {
       throw new IllegalArgumentException("tier text is null");
     }
-    int start = 0;
-    int end = text.length();
-    while (start < end && Character.isWhitespace(text.charAt(start))) {
-      start++;
-    }
-    while (end > start && Character.isWhitespace(text.charAt(end - 1))) {
-      end--;
-    }
-    return parseBounded(text, start, end, TIERS, "tier");
+    int start = skipWhitespace(text);
+    return parseBounded(text, start, trimWhitespace(text, start), TIERS, "tier");
   }
 
   /** Writes the text form, {@code "tier:cohort"}. */
   public static String toString(int priority) {
     check(priority);
     return tier(priority) + ":" + cohort(priority);
+  }
+
+  /** The index of the first character that is not white space. */
+  private static int skipWhitespace(CharSequence text) {
+    int start = 0;
+    while (start < text.length() && Character.isWhitespace(text.charAt(start))) {
+      start++;
+    }
+    return start;
+  }
+
+  /** The end of {@code text} without trailing white space, no earlier than {@code start}. */
+  private static int trimWhitespace(CharSequence text, int start) {
+    int end = text.length();
+    while (end > start && Character.isWhitespace(text.charAt(end - 1))) {
+      end--;
+    }
+    return end;
   }
 
   /**

@@ -63,20 +63,7 @@ public final class Scenario {
 
   /** A copy with another name. */
   public Scenario renamed(String name) {
-    Builder b = toBuilder();
-    Builder c = new Builder(name);
-    c.description = b.description;
-    c.servers = b.servers;
-    c.meanServiceSeconds = b.meanServiceSeconds;
-    c.serviceSigma = b.serviceSigma;
-    c.arrivalsPerSecond = b.arrivalsPerSecond;
-    c.tierMix = b.tierMix;
-    c.durationSeconds = b.durationSeconds;
-    c.requestTimeoutSeconds = b.requestTimeoutSeconds;
-    c.seed = b.seed;
-    c.closeAtSeconds = b.closeAtSeconds;
-    c.watchDeadlines = b.watchDeadlines;
-    return c.build();
+    return copyInto(new Builder(name)).build();
   }
 
   /** A copy with another seed. */
@@ -90,7 +77,10 @@ public final class Scenario {
   }
 
   public Builder toBuilder() {
-    Builder b = new Builder(name);
+    return copyInto(new Builder(name));
+  }
+
+  private Builder copyInto(Builder b) {
     b.description = description;
     b.servers = servers;
     b.meanServiceSeconds = meanServiceSeconds;
