@@ -1,0 +1,67 @@
+package dev.weir.examples.experiment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.examples.Status;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class OverloadExperimentTest {
+  @Test
+  void smokeRunsEveryGuardAtOneLoadAndReportsEach() throws Exception {
+    OverloadExperiment.Settings s = OverloadExperiment.Settings.parse(new String[] {
+        "--loads", "0.5", "--seconds", "1", "--warmup", "0", "--baseline", "0.3",
+        "--html", "none"});
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    OverloadExperiment.Result r = OverloadExperiment.run(s,
+        new PrintStream(bytes, true, StandardCharsets.UTF_8),
+        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    String out = bytes.toString(StandardCharsets.UTF_8);
+
+    List<String> names = Guard.all().stream().map(Guard::name).toList();
+    assertEquals(names, r.points().stream().map(Point::guard).toList());
+    for (Point p : r.points()) {
+      // Half the capacity for a second: about 200 requests, nearly all served; the margins
+      // allow for a stalled CI box.
+      assertTrue(p.offeredPerSecond() > 100, p.toString());
+      assertEquals(1, Arrays.stream(p.statusShares()).sum(), 1e-9, p.toString());
+      assertTrue(p.share(Status.OK) > 0.5, p.guard() + " served " + p.share(Status.OK));
+      assertTrue(p.topP99Millis() >= 1, p.toString());
+      assertTrue(out.lines().anyMatch(l -> l.startsWith("0.5x  " + p.guard() + " ")),
+          p.guard() + " has a row in\n" + out);
+    }
+    assertTrue(out.contains(OverloadExperiment.header()), out);
+    assertEquals(0.3, r.baseline().load());
+    // Only the P99 goal is decidable at 0.5x.
+    assertEquals(1, r.goals().size(), r.goals().toString());
+    HtmlReportTest.parse(r.html());
+  }
+
+  @Test
+  void rejectsBadOptionsNamingThem() {
+    String[][] bad = {
+        {"--loads", "1,x"}, {"--loads", "1,1"}, {"--loads", "0"}, {"--seconds", "0"},
+        {"--guards", "weir,nginx"}, {"--bogus", "1"}, {"--seconds"}, {"stray"},
+        {"--loads", "100", "--service-ms", "1"}, {"--help=yes"}};
+    for (String[] args : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> OverloadExperiment.Settings.parse(args), String.join(" ", args));
+      String option = args[0].startsWith("--") ? args[0].split("=")[0] : args[0];
+      assertTrue(e.getMessage().contains(option),
+          e.getMessage() + " names " + option);
+    }
+    assertNull(OverloadExperiment.Settings.parse(new String[] {"--help"}));
+    OverloadExperiment.Settings s = OverloadExperiment.Settings.parse(
+        new String[] {"--guards", "weir,none", "--loads=2,0.5", "--html", "none"});
+    assertEquals(List.of("weir", "none"), s.guards.stream().map(Guard::name).toList());
+    assertEquals(List.of(2.0, 0.5), s.loads);
+    assertNull(s.html);
+  }
+}
