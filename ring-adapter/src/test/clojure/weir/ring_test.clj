@@ -30,11 +30,14 @@
       (.build)))
 
 (defn- call
-  "Calls the async arity and records every respond and raise."
+  "Calls the async arity and records every respond and raise. A request that names no priority
+  gets tier 3, cohort 64: without one its cohort would be random, and which of two requests a full
+  queue evicts would be a coin toss."
   [handler request]
   (let [answers (atom [])
         first-answer (promise)
-        record (fn [kind] (fn [x] (swap! answers conj [kind x]) (deliver first-answer [kind x])))]
+        record (fn [kind] (fn [x] (swap! answers conj [kind x]) (deliver first-answer [kind x])))
+        request (update request :headers #(merge {"x-weir-tier" "3:64"} %))]
     (handler request (record :respond) (record :raise))
     {:answers answers :first first-answer}))
 
