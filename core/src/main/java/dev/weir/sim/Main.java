@@ -10,6 +10,7 @@ import java.util.Locale;
  *   Main                      the comparison table for S2, S3 and S4, every guard
  *   Main S3 [guard]           one scenario's per-tier table (guard: weir, fixed-ideal,
  *                             vegas-only, none; default weir)
+ *   Main check                S1 to S9 against their bars, with the measured values
  *   Main list                 the scenarios
  * </pre>
  */
@@ -19,6 +20,10 @@ public final class Main {
   public static void main(String[] args) {
     if (args.length == 0 || args[0].equals("compare")) {
       System.out.print(compare());
+      return;
+    }
+    if (args[0].equals("check")) {
+      System.out.print(check());
       return;
     }
     if (args[0].equals("list")) {
@@ -41,6 +46,103 @@ public final class Main {
     }
     System.out.printf(Locale.ROOT, "%d requests, %.0f simulated seconds in %.2f s of wall time%n",
         r.requests(), s.durationSeconds(), wall);
+  }
+
+  /**
+   * The values behind the scenario tests' assertions (AdaptiveControlScenariosTest), S1 to S9,
+   * each next to its bar, in one run of the same simulations.
+   */
+  public static String check() {
+    StringBuilder sb = new StringBuilder();
+    double unloaded = tier1P99Ms(Scenarios.unloaded());
+    line(sb, "unloaded", "tier-1 P99 at 0.3x %.1f ms; the S2/S3 bound is 2x: %.1f ms", unloaded,
+        2 * unloaded);
+    SimResult s1 = Simulation.run(Scenarios.s1(), Guard.WEIR);
+    Report r1 = s1.report(5, 59);
+    line(sb, "S1", "from 5 s: %d shed, %d late; limit %d..%d (needs 10)",
+        r1.count(-1, Answer.SHED) + r1.count(-1, Answer.QUEUE_FULL),
+        r1.count(-1, Answer.QUEUE_TIMEOUT) + r1.count(-1, Answer.DEADLINE)
+            + r1.count(-1, Answer.CLIENT_TIMEOUT),
+        min(s1.limits(5, 60)), max(s1.limits(5, 60)));
+    Report r2 = Simulation.run(Scenarios.s2(), Guard.WEIR).report(10, 60);
+    line(sb, "S2", "goodput %.1f%% (>= 95); tier 1 %.2f%% (>= 99.5); tier-1 P99 %.1f ms (<= %.1f)",
+        100 * r2.goodput(-1) / Scenarios.CAPACITY, 100 * r2.successRatio(1),
+        r2.latencyQuantileNanos(1, 0.99) / 1e6, 2 * unloaded);
+    SimResult s3 = Simulation.run(Scenarios.s3(), Guard.WEIR);
+    Report r3 = s3.report(10, 60);
+    line(sb, "S3", "goodput %.1f%% (>= 93); tiers 0/1 %.2f%%/%.2f%% (>= 99); ratio s.d. %.3f "
+            + "(<= 0.05); queue timeouts %.2f%% of rejections (< 5); tier 3 cohorts 0-31 %.1f%% "
+            + "(>= 95), 96-127 %.1f%% (<= 5)",
+        100 * r3.goodput(-1) / Scenarios.CAPACITY, 100 * r3.successRatio(0),
+        100 * r3.successRatio(1), stdev(s3.ratios(10, 60)),
+        100.0 * r3.count(-1, Answer.QUEUE_TIMEOUT) / r3.rejections(-1),
+        100 * s3.successRatio(3, 0, 31, 10, 60), 100 * s3.successRatio(3, 96, 127, 10, 60));
+    double u4 = tier1P99Ms(Scenarios.s4Unloaded());
+    Report r4 = Simulation.run(Scenarios.s4(), Guard.WEIR).report(40, 60);
+    line(sb, "S4", "40-60 s: goodput %.1f%% of the new capacity (>= 90); tier-1 P99 %.1f ms "
+        + "(<= %.1f)", 100 * r4.goodput(-1) / (Scenarios.CAPACITY / 2),
+        r4.latencyQuantileNanos(1, 0.99) / 1e6, 2 * u4);
+    SimResult s5 = Simulation.run(Scenarios.s5(), Guard.WEIR);
+    line(sb, "S5", "last rejection %.2f s after the burst's end (<= 5); longest queue wait %.1f "
+        + "ms (<= 333.3)", s5.lastShedSeconds(15) - 15, s5.maxQueueWaitNanos() / 1e6);
+    SimResult s6 = Simulation.run(Scenarios.s6(), Guard.WEIR);
+    line(sb, "S6", "%d rejections; limit %d..%d (inside 1..1000, at neither end)",
+        s6.report(0, 599).rejections(-1), min(s6.limits(0, 600)), max(s6.limits(0, 600)));
+    for (Scenario[] pair : new Scenario[][] {{Scenarios.s7Large(), Scenarios.s7LargeUnloaded()},
+        {Scenarios.s7Small(), Scenarios.s7SmallUnloaded()}}) {
+      Scenario s = pair[0];
+      double u = tier1P99Ms(pair[1]);
+      Report r = Simulation.run(s, Guard.WEIR).report(10, s.durationSeconds());
+      Report ideal = Simulation.run(s, Guard.FIXED_IDEAL).report(10, s.durationSeconds());
+      line(sb, s.name(), "goodput %.1f%% (>= 95); tier 1 %.2f%% (ideal fixed limit %.2f%%); "
+              + "tier-1 P99 %.1f ms (<= %.1f)", 100 * r.goodput(-1) / s.capacityAt(0),
+          100 * r.successRatio(1), 100 * ideal.successRatio(1),
+          r.latencyQuantileNanos(1, 0.99) / 1e6, 2 * u);
+    }
+    Scenario s8 = Scenarios.s8();
+    SimResult r8 = Simulation.run(s8, Guard.WEIR);
+    line(sb, "S8", "longest answer %.1f ms (<= 1000); goodput while degraded %.1f/s (capacity "
+            + "100); success from 90 s %.2f%%",
+        r8.maxAnswerNanos(0, s8.durationSeconds() - 2) / 1e6, r8.report(25, 80).goodput(-1),
+        100 * r8.report(90, s8.durationSeconds() - 1).successRatio(-1));
+    SimResult s9 = Simulation.run(Scenarios.s9(), Guard.WEIR);
+    line(sb, "S9", "mean limit %.1f in minute 2, %.1f in minute 10; tier-1 P99 in minute 10 "
+            + "%.1f ms", mean(s9.limits(60, 120)), mean(s9.limits(540, 600)),
+        s9.report(540, 600).latencyQuantileNanos(1, 0.99) / 1e6);
+    return sb.toString();
+  }
+
+  private static double tier1P99Ms(Scenario s) {
+    return Simulation.run(s, Guard.WEIR).report(10, s.durationSeconds())
+        .latencyQuantileNanos(1, 0.99) / 1e6;
+  }
+
+  private static void line(StringBuilder sb, String name, String format, Object... args) {
+    sb.append(String.format(Locale.ROOT, "%-10s " + format + "%n", prepend(name, args)));
+  }
+
+  private static Object[] prepend(Object first, Object[] rest) {
+    Object[] all = new Object[rest.length + 1];
+    all[0] = first;
+    System.arraycopy(rest, 0, all, 1, rest.length);
+    return all;
+  }
+
+  private static int min(int[] v) {
+    return java.util.Arrays.stream(v).min().orElse(0);
+  }
+
+  private static int max(int[] v) {
+    return java.util.Arrays.stream(v).max().orElse(0);
+  }
+
+  private static double mean(int[] v) {
+    return java.util.Arrays.stream(v).average().orElse(0);
+  }
+
+  private static double stdev(double[] v) {
+    double m = java.util.Arrays.stream(v).average().orElse(0);
+    return Math.sqrt(java.util.Arrays.stream(v).map(x -> (x - m) * (x - m)).average().orElse(0));
   }
 
   /** Every guard on S2, S3 and S4, in one run: the comparison in the README. */
