@@ -91,6 +91,16 @@ class SimulatorTest {
   }
 
   @Test
+  void theCliChecksEveryScenario() {
+    String report = Main.check();
+    for (String name : new String[] {"S1", "S2", "S3", "S4", "S5", "S6", "S7-20krps", "S7-50rps",
+        "S8", "S9"}) {
+      assertTrue(report.contains("\n" + name + " "), name + " missing from:\n" + report);
+    }
+    assertTrue(!report.contains("NaN"), report);
+  }
+
+  @Test
   void theCliComparesEveryGuard() {
     String table = Main.compare();
     for (Guard g : Guard.values()) {
