@@ -318,8 +318,10 @@ public final class LoadShedder implements AutoCloseable {
       r.admittedNanos = now;
       r.state = Request.ADMITTED;
       int tier = Priority.tier(r.priority);
-      counters.increment(ADMITTED_SLOT + tier, DEQUEUED);
-      counters.add(WAIT_BASE + tier, now - r.arrivalNanos);
+      int stripe = counters.stripe();
+      counters.add(stripe, ADMITTED_SLOT + tier, 1);
+      counters.add(stripe, DEQUEUED, 1);
+      counters.add(stripe, WAIT_BASE + tier, now - r.arrivalNanos);
       deliverAdmitted(r);
     }
   }

@@ -79,13 +79,6 @@ public final class StripedCounters {
     AA.getAndAdd(cells, base() + slot, 1L);
   }
 
-  /** Adds one to two counters, finding the stripe once. */
-  public void increment(int slot1, int slot2) {
-    int b = base();
-    AA.getAndAdd(cells, b + slot1, 1L);
-    AA.getAndAdd(cells, b + slot2, 1L);
-  }
-
   /** The sum of counter {@code slot} over all stripes. */
   public long sum(int slot) {
     long s = 0;

@@ -118,14 +118,8 @@ public final class Main {
   }
 
   private static void line(StringBuilder sb, String name, String format, Object... args) {
-    sb.append(String.format(Locale.ROOT, "%-10s " + format + "%n", prepend(name, args)));
-  }
-
-  private static Object[] prepend(Object first, Object[] rest) {
-    Object[] all = new Object[rest.length + 1];
-    all[0] = first;
-    System.arraycopy(rest, 0, all, 1, rest.length);
-    return all;
+    sb.append(String.format(Locale.ROOT, "%-10s ", name))
+        .append(String.format(Locale.ROOT, format, args)).append(System.lineSeparator());
   }
 
   private static int min(int[] v) {

@@ -29,7 +29,9 @@ class StripedCountersTest {
         }
         for (int i = 0; i < perThread; i++) {
           c.increment(0);
-          c.increment(1, slots - 1);
+          int stripe = c.stripe();
+          c.add(stripe, 1, 1);
+          c.add(stripe, slots - 1, 1);
           c.add(7, 3);
         }
       });
