@@ -25,9 +25,11 @@ import java.util.logging.Logger;
  *   <li>If nothing is queued and fewer than {@code limit} permits are held, the request is
  *       admitted at once: one CAS, no lock, and no allocation beyond the request itself.
  *   <li>Otherwise it waits in a bucketed priority queue, at most its queue timeout. When a permit
- *       is released, the releasing thread admits the most important waiting request; there is no
- *       dispatcher thread. A full queue evicts its least important request to make room for a more
- *       important one.
+ *       is released, the releasing thread admits the next waiting request: from the most important
+ *       tier that has one, the one that arrived first (cohorts decide who is shed, not who waits
+ *       longest). There is no dispatcher thread. A full queue evicts its least important request
+ *       to make room for a more important one; while overloaded, the queue is full at two limits'
+ *       worth of requests.
  *   <li>The admitted request runs and {@linkplain Permit#release releases} its permit with its
  *       outcome; the latency is the {@link Limit}'s sample.
  * </ol>
@@ -58,6 +60,11 @@ public final class LoadShedder implements AutoCloseable {
   private static final int ADMITTED_SLOT = TIER_BASE + Snapshot.Counter.ADMITTED.ordinal() * Priority.TIERS;
 
   private static final long MAX_TIMEOUT_NANOS = Long.MAX_VALUE / 4;
+  /**
+   * While overloaded, the queue holds at most this many limits' worth of requests: in arrival
+   * order within a tier, that bounds an admitted request's wait to about this many service times.
+   */
+  static final int OVERLOAD_QUEUE_LIMITS = 2;
   /** Latency samples wanted per control interval; see {@link #sampleMaskFor}. */
   static final long SAMPLES_PER_INTERVAL = 256;
 
@@ -82,7 +89,8 @@ public final class LoadShedder implements AutoCloseable {
   private final Limit limitController;
   private final Rejector rejector;
 
-  private final BucketQueue<Request> queue = new BucketQueue<>(Priority.LEVELS);
+  /** Tiers are served strictly in order; within a tier, cohorts wait their turn in arrival order. */
+  private final BucketQueue<Request> queue = new BucketQueue<>(Priority.LEVELS, Priority.COHORTS);
   private final StripedCounters counters = new StripedCounters(SLOTS);
   private final ThreadLocal<boolean[]> dispatching = ThreadLocal.withInitial(() -> new boolean[1]);
 
@@ -255,7 +263,7 @@ public final class LoadShedder implements AutoCloseable {
 
   private void enqueue(Request r) {
     Request victim = null;
-    if (!queue.reserve(queueCapacity)) {
+    if (!queue.reserve(queueCapacityNow())) {
       victim = queue.evictLessImportantThan(r.priority);
       if (victim == null) {
         reject(r, RejectReason.QUEUE_FULL);
@@ -277,6 +285,22 @@ public final class LoadShedder implements AutoCloseable {
       return;
     }
     dispatch();
+  }
+
+  /**
+   * The configured capacity, or, while the rejector judges the shedder overloaded, {@value
+   * #OVERLOAD_QUEUE_LIMITS} limits' worth if that is less. The rejector's cutoff is set from
+   * averages and trails every surge by a tick or two; a queue that then grows past what the
+   * permits drain in a couple of service times only makes every admitted request wait. Evicting
+   * its least important request instead sheds what the cutoff would have, a moment late but
+   * still in milliseconds, and keeps the most important traffic's wait bounded.
+   */
+  private int queueCapacityNow() {
+    if (!rejector.overloaded()) {
+      return queueCapacity;
+    }
+    long cap = Math.max(2L, (long) OVERLOAD_QUEUE_LIMITS * limit);
+    return (int) Math.min(queueCapacity, cap);
   }
 
   /**

@@ -102,6 +102,12 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     return cas(QUEUED, DEQUEUED);
   }
 
+  @Override
+  public long offeredNanos() {
+    // Queued requests are always timed: admit() reads the clock before it enqueues.
+    return arrivalNanos;
+  }
+
   // ---- Ticket
 
   @Override

@@ -60,14 +60,15 @@ class LoadShedderTest {
   }
 
   @Test
-  void queuedRequestsAreAdmittedMostImportantFirstAndFifoWithinALevel() {
+  void queuedRequestsAreAdmittedByTierAndInArrivalOrderWithinATier() {
     LoadShedder s = shedder(1, 100);
     List<String> log = new ArrayList<>();
     Recorder holder = new Recorder("holder", log);
     s.submit(Priority.of(0, 0), holder);
-    int[][] order = {{5, 3}, {1, 0}, {3, 7}, {1, 0}, {0, 127}, {5, 0}};
+    int[][] order = {{5, 3}, {1, 9}, {3, 7}, {1, 0}, {0, 127}, {5, 0}};
     List<Recorder> waiting = new ArrayList<>();
     for (int i = 0; i < order.length; i++) {
+      time.advanceTo((i + 1) * MS);
       Recorder r = new Recorder(order[i][0] + ":" + order[i][1] + "#" + i, log);
       waiting.add(r);
       s.submit(Priority.of(order[i][0], order[i][1]), r);
@@ -79,9 +80,60 @@ class LoadShedderTest {
           .findFirst().orElseThrow();
       admitted.permit.success();
     }
-    assertEquals(List.of("holder", "0:127#4", "1:0#1", "1:0#3", "3:7#2", "5:0#5", "5:3#0"), log);
+    // Tiers strictly; within a tier the cohort does not overtake: 1:9 and 5:3 came first.
+    assertEquals(List.of("holder", "0:127#4", "1:9#1", "1:0#3", "3:7#2", "5:3#0", "5:0#5"), log);
     assertEquals(0, s.inflight());
     assertEquals(0, s.queued());
+  }
+
+  @Test
+  void whileOverloadedTheQueueHoldsTwoLimitsWorthAndEvictsTheLeastImportant() {
+    boolean[] overloaded = {false};
+    Rejector rejector = new Rejector() {
+      @Override
+      public int update(ControlWindow window) {
+        return Priority.LEVELS;
+      }
+
+      @Override
+      public double ratio() {
+        return 0;
+      }
+
+      @Override
+      public boolean overloaded() {
+        return overloaded[0];
+      }
+    };
+    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(2)).rejector(rejector)
+        .requestTimeout(Duration.ofMillis(300)).queueCapacity(100).build();
+    s.submit(0, new Recorder());
+    s.submit(0, new Recorder());
+    List<Recorder> queued = new ArrayList<>();
+    for (int cohort = 0; cohort < 6; cohort++) {
+      Recorder r = new Recorder();
+      queued.add(r);
+      s.submit(Priority.of(3, cohort), r);
+    }
+    assertEquals(6, s.queued(), "not overloaded: the configured capacity");
+    overloaded[0] = true;
+    Recorder important = new Recorder();
+    s.submit(Priority.of(1, 0), important);
+    assertNull(important.reason);
+    assertEquals(RejectReason.QUEUE_FULL, queued.get(5).reason, "the least important goes");
+    Recorder lessImportant = new Recorder();
+    s.submit(Priority.of(3, 100), lessImportant);
+    assertEquals(RejectReason.QUEUE_FULL, lessImportant.reason);
+    assertEquals(6, s.queued(), "an over-full queue shrinks as it drains, not by eviction");
+    Recorder another = new Recorder();
+    s.submit(Priority.of(1, 1), another);
+    assertEquals(RejectReason.QUEUE_FULL, queued.get(4).reason);
+    assertEquals(6, s.queued());
+    overloaded[0] = false;
+    Recorder calm = new Recorder();
+    s.submit(Priority.of(5, 0), calm);
+    assertNull(calm.reason, "the bound lifts with the overload");
+    assertEquals(7, s.queued());
   }
 
   @Test

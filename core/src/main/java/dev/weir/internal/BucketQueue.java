@@ -11,6 +11,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * words. No global lock: offers, polls and removals of different levels never contend, and those of
  * one level contend only on that bucket's lock-free queue.
  *
+ * <p><b>Order.</b> Levels come in groups of {@code groupSize} consecutive levels (a tier's 128
+ * cohorts, for the shedder). {@link #poll()} serves groups strictly in order, and within the most
+ * important non-empty group the element offered first, whatever its level. Strict order across
+ * all levels would starve the least important admitted levels of a group for as long as more
+ * important ones keep arriving: they would wait out their timeout and then be served late. Within
+ * a group the levels still order eviction ({@link #evictLessImportantThan}) and shedding. A group
+ * size of 1 is strict priority. Within the group, "first" is judged by each bucket's head, so a
+ * poll racing an offer may serve a near-oldest element instead of the oldest.
+ *
  * <p><b>Ownership.</b> An element is in the queue while {@link Node#isQueued()} holds. Leaving is
  * decided by one CAS on the element ({@link Node#tryDequeue()}), so exactly one party takes each
  * element: a poller, or whoever times it out or cancels it. A party that takes an element outside
@@ -35,6 +44,9 @@ public final class BucketQueue<E extends BucketQueue.Node> {
 
     /** Atomically moves the element out of the queued state; true for exactly one caller. */
     boolean tryDequeue();
+
+    /** When the element was offered, in any clock's nanoseconds: within a group, earliest first. */
+    long offeredNanos();
   }
 
   private static final VarHandle WORDS = MethodHandles.arrayElementVarHandle(long[].class);
@@ -44,8 +56,24 @@ public final class BucketQueue<E extends BucketQueue.Node> {
   private final AtomicInteger size = new AtomicInteger();
   private volatile boolean emptied = true;
 
-  @SuppressWarnings("unchecked")
+  private final int groupSize;
+
+  /** A strict priority queue: each level is its own group. */
   public BucketQueue(int levels) {
+    this(levels, 1);
+  }
+
+  /**
+   * @param levels the number of priority levels
+   * @param groupSize levels per group, a power of two of at least 64 (a bitmap word) or 1
+   */
+  @SuppressWarnings("unchecked")
+  public BucketQueue(int levels, int groupSize) {
+    if (groupSize != 1 && (Integer.bitCount(groupSize) != 1 || groupSize < 64)) {
+      throw new IllegalArgumentException(
+          "groupSize must be 1 or a power of two of at least 64, was " + groupSize);
+    }
+    this.groupSize = groupSize;
     buckets = new ConcurrentLinkedQueue[levels];
     for (int i = 0; i < levels; i++) {
       buckets[i] = new ConcurrentLinkedQueue<>();
@@ -79,12 +107,18 @@ public final class BucketQueue<E extends BucketQueue.Node> {
     WORDS.getAndBitwiseOr(bitmap, level >>> 6, 1L << level);
   }
 
-  /** Takes the most important live element (oldest first within a level), or null if none. */
+  /**
+   * Takes the earliest offered live element of the most important non-empty group, or null if
+   * none.
+   */
   public E poll() {
     for (;;) {
       int level = firstLevel();
       if (level < 0) {
         return null;
+      }
+      if (groupSize > 1) {
+        level = earliestInGroupOf(level);
       }
       E e = takeFrom(level);
       if (e != null) {
@@ -168,6 +202,31 @@ public final class BucketQueue<E extends BucketQueue.Node> {
     if (!buckets[level].isEmpty()) {
       WORDS.getAndBitwiseOr(bitmap, word, bit);
     }
+  }
+
+  /** The level, in the group of {@code first} (its first non-empty level), whose head came first. */
+  private int earliestInGroupOf(int first) {
+    int best = first;
+    long bestNanos = 0;
+    boolean found = false;
+    int fromWord = first >>> 6;
+    int toWord = (first & -groupSize) + groupSize >>> 6;
+    for (int w = fromWord; w < toWord; w++) {
+      long bits = (long) WORDS.getVolatile(bitmap, w);
+      if (w == fromWord) {
+        bits &= -1L << first;
+      }
+      for (; bits != 0; bits &= bits - 1) {
+        int level = (w << 6) + Long.numberOfTrailingZeros(bits);
+        E head = buckets[level].peek();
+        if (head != null && (!found || head.offeredNanos() - bestNanos < 0)) {
+          best = level;
+          bestNanos = head.offeredNanos();
+          found = true;
+        }
+      }
+    }
+    return best;
   }
 
   private int firstLevel() {

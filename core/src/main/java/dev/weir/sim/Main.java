@@ -10,7 +10,7 @@ import java.util.Locale;
  *   Main                      the comparison table for S2, S3 and S4, every guard
  *   Main S3 [guard]           one scenario's per-tier table (guard: weir, fixed-ideal,
  *                             vegas-only, none; default weir)
- *   Main check                S1 to S9 against their bars, with the measured values
+ *   Main check                S1 to S10 against their bars, with the measured values
  *   Main list                 the scenarios
  * </pre>
  */
@@ -105,11 +105,23 @@ public final class Main {
             + "100); success from 90 s %.2f%%",
         r8.maxAnswerNanos(0, s8.durationSeconds() - 2) / 1e6, r8.report(25, 80).goodput(-1),
         100 * r8.report(90, s8.durationSeconds() - 1).successRatio(-1));
+    Scenario s10 = Scenarios.s10();
+    Report r10 = Simulation.run(s10, Guard.WEIR).report(10, 60);
+    double u10 = tier1P99Ms(Scenarios.s10Unloaded());
+    line(sb, "S10", "goodput %.1f%% (>= 95); tier 1 %.2f%% (>= 95%% of the %.1f%% that fits); "
+            + "tier-1 P99 %.1f ms (<= %.1f)", 100 * r10.goodput(-1) / s10.capacityAt(0),
+        100 * r10.successRatio(1), 100 * tier1Fits(s10), r10.latencyQuantileNanos(1, 0.99) / 1e6,
+        2 * u10);
     SimResult s9 = Simulation.run(Scenarios.s9(), Guard.WEIR);
     line(sb, "S9", "mean limit %.1f in minute 2, %.1f in minute 10; tier-1 P99 in minute 10 "
             + "%.1f ms", mean(s9.limits(60, 120)), mean(s9.limits(540, 600)),
         s9.report(540, 600).latencyQuantileNanos(1, 0.99) / 1e6);
     return sb.toString();
+  }
+
+  /** The share of tier 1 that a service of {@code s}'s capacity can serve at all. */
+  static double tier1Fits(Scenario s) {
+    return Math.min(1, s.capacityAt(0) / (s.arrivalsPerSecond.applyAsDouble(0) * s.tierMix[1]));
   }
 
   private static double tier1P99Ms(Scenario s) {

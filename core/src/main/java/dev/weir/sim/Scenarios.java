@@ -4,8 +4,8 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The named scenarios that Weir's adaptive control is proven against (S1 to S9), on a service of
- * 20 servers with a 20 ms mean lognormal service time: a capacity of 1000 requests per second.
+ * The named scenarios that Weir's adaptive control is proven against (S1 to S10), most on a service
+ * of 20 servers with a 20 ms mean lognormal service time: a capacity of 1000 requests per second.
  */
 public final class Scenarios {
   /** Servers in the reference service. */
@@ -104,11 +104,26 @@ public final class Scenarios {
     return s3().toBuilder().duration(600).description("S3 held for 10 minutes").build().renamed("S9");
   }
 
+  /**
+   * The overload experiment's service (8 servers of 20 ms: 400 RPS) at 3x: tier 1 alone offers
+   * 1.5x capacity, so the cut falls inside tier 1 and a third of its cohorts must be shed.
+   */
+  public static Scenario s10() {
+    return Scenario.builder("S10").servers(8).meanServiceSeconds(t -> SERVICE)
+        .arrivalsPerSecond(t -> 3 * 8 / SERVICE).tierMix(TWO_TIERS).duration(60)
+        .description("3x of 400 RPS (8 servers x 20 ms); tier 1 alone is 1.5x capacity").build();
+  }
+
+  public static Scenario s10Unloaded() {
+    return s10().toBuilder().arrivalsPerSecond(t -> 0.3 * 8 / SERVICE)
+        .description("0.3x of 400 RPS").build();
+  }
+
   /** Every named scenario, by name. */
   public static Map<String, Scenario> all() {
     Map<String, Scenario> m = new LinkedHashMap<>();
     for (Scenario s : new Scenario[] {s1(), s2(), s3(), s4(), s5(), s6(), s7Small(), s7Large(),
-        s8(), s9(), unloaded()}) {
+        s8(), s9(), s10(), unloaded()}) {
       m.put(s.name().toLowerCase(java.util.Locale.ROOT), s);
     }
     return m;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -54,12 +55,68 @@ class BucketQueueTest {
     }
 
     @Override
+    public long offeredNanos() {
+      return seq;
+    }
+
+    @Override
     public String toString() {
       return level + "#" + seq;
     }
   }
 
   // ------------------------------------------------------------------------------ single thread
+
+  @Test
+  void groupsServeGroupsInOrderAndEarliestFirstWithinAGroup() {
+    BucketQueue<Item> q = new BucketQueue<>(LEVELS, 128);
+    ThreadLocalRandom rnd = ThreadLocalRandom.current();
+    List<Item> items = new ArrayList<>();
+    for (int i = 0; i < 5_000; i++) {
+      // Any level of the six groups, so levels inside one group interleave in time.
+      Item it = new Item(rnd.nextInt(LEVELS), i);
+      items.add(it);
+      assertTrue(q.reserve(Integer.MAX_VALUE));
+      q.offer(it);
+    }
+    items.sort(Comparator.comparingInt((Item it) -> it.level / 128).thenComparingLong(it -> it.seq));
+    for (Item expected : items) {
+      assertSame(expected, q.poll());
+    }
+    assertNull(q.poll());
+    assertEquals(0, q.size());
+  }
+
+  @Test
+  void groupsStillEvictTheLeastImportantLevelAndSkipTakenHeads() {
+    BucketQueue<Item> q = new BucketQueue<>(LEVELS, 128);
+    Item oldLow = new Item(127, 1);
+    Item important = new Item(0, 2);
+    Item newLow = new Item(127, 3);
+    Item middle = new Item(64, 4);
+    for (Item it : List.of(oldLow, important, newLow, middle)) {
+      assertTrue(q.reserve(10));
+      q.offer(it);
+    }
+    // Eviction follows levels, not arrival: the oldest item of the least important level goes.
+    assertSame(oldLow, q.evictLessImportantThan(100));
+    q.unreserve();
+    // A head taken by someone else (a timeout) is skipped, not served.
+    assertTrue(important.tryDequeue());
+    q.removed(important.level);
+    assertSame(newLow, q.poll());
+    assertSame(middle, q.poll());
+    assertNull(q.poll());
+  }
+
+  @Test
+  void groupSizeMustCoverWholeBitmapWords() {
+    for (int bad : new int[] {0, 2, 32, 96}) {
+      IllegalArgumentException e = assertThrows(
+          IllegalArgumentException.class, () -> new BucketQueue<Item>(LEVELS, bad));
+      assertTrue(e.getMessage().contains("groupSize"), e.getMessage());
+    }
+  }
 
   @Test
   void pollsMostImportantLevelFirstAndFifoWithinALevel() {

@@ -167,7 +167,10 @@ class AdaptiveControlScenariosTest {
     Report ideal = Simulation.run(s, Guard.FIXED_IDEAL).report(10, s.durationSeconds());
     double goodput = r.goodput(-1) / s.capacityAt(0);
     assertTrue(goodput >= 0.95, msg("goodput / capacity", goodput, r));
-    assertTrue(r.successRatio(1) >= ideal.successRatio(1),
+    // S2's 99.5% is out of reach at 50 RPS even for the ideal fixed limit: with a 100 ms service a
+    // 333 ms queue timeout leaves little room for the queueing tail. At least as good as the
+    // ideal, and within half a point of the bar.
+    assertTrue(r.successRatio(1) >= Math.max(0.99, ideal.successRatio(1)),
         msg("tier-1 success (ideal fixed limit: " + ideal.successRatio(1) + ")",
             r.successRatio(1), r));
     assertTrue(r.latencyQuantileNanos(1, 0.99) <= 2 * unloaded,
@@ -200,6 +203,23 @@ class AdaptiveControlScenariosTest {
     Report r = result.report(540, 600);
     assertTrue(r.latencyQuantileNanos(1, 0.99) <= 2 * unloadedP99,
         msg("tier-1 P99 ms in the last minute", r.latencyQuantileNanos(1, 0.99) / MS, r));
+  }
+
+  @Test
+  void s10WhenTier1AloneExceedsCapacityItsAdmittedRequestsStillMeetTheLatencyBound() {
+    Scenario s = Scenarios.s10();
+    Report r = Simulation.run(s, Guard.WEIR).report(10, 60);
+    double goodput = r.goodput(-1) / s.capacityAt(0);
+    assertTrue(goodput >= 0.95, msg("goodput / capacity", goodput, r));
+    // Tier 1 offers 1.5x capacity: two thirds of it is the most any guard can serve.
+    double fits = Main.tier1Fits(s);
+    assertEquals(2.0 / 3, fits, 1e-9);
+    assertTrue(r.successRatio(1) >= 0.95 * fits, msg("tier-1 success", r.successRatio(1), r));
+    // The cut falls inside tier 1: its admitted cohorts must not wait behind its other cohorts.
+    double unloaded = tier1P99(Scenarios.s10Unloaded());
+    double p99 = r.latencyQuantileNanos(1, 0.99);
+    assertTrue(p99 <= 2 * unloaded,
+        msg("tier-1 P99 ms (bound " + 2 * unloaded / MS + ")", p99 / MS, r));
   }
 
   private static double stdev(double[] v) {

@@ -20,9 +20,10 @@ import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * The priority queue alone: poll the most important element, then reserve a place and offer it
- * again at a random level of the 768, so the queue holds {@code depth} elements throughout.
- * Levels come from a precomputed array; the nodes are reused.
+ * The priority queue alone, grouped by tier as the shedder uses it: poll the next element (the
+ * earliest of the most important tier), then reserve a place and offer it again at a random level
+ * of the 768, so the queue holds {@code depth} elements throughout. Levels come from a
+ * precomputed array; the nodes are reused.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -41,6 +42,7 @@ public class BucketQueueBenchmark {
   BucketQueue<Node> queue;
   final int[] levels = new int[LEVELS_MASK + 1];
   int next;
+  long offers;
 
   @Setup
   public void setup() {
@@ -48,10 +50,10 @@ public class BucketQueueBenchmark {
     for (int i = 0; i < levels.length; i++) {
       levels[i] = random.nextInt(Priority.LEVELS);
     }
-    queue = new BucketQueue<>(Priority.LEVELS);
+    queue = new BucketQueue<>(Priority.LEVELS, Priority.COHORTS);
     for (int i = 0; i < depth; i++) {
       Node n = new Node();
-      n.requeue(nextLevel());
+      n.requeue(nextLevel(), offers++);
       queue.reserve(Integer.MAX_VALUE);
       queue.offer(n);
     }
@@ -60,7 +62,7 @@ public class BucketQueueBenchmark {
   @Benchmark
   public int pollOffer() {
     Node n = queue.poll();
-    n.requeue(nextLevel());
+    n.requeue(nextLevel(), offers++);
     queue.reserve(Integer.MAX_VALUE);
     queue.offer(n);
     return n.level;
@@ -83,12 +85,19 @@ public class BucketQueueBenchmark {
     }
 
     int level;
+    long offered;
     volatile int queued;
 
     /** Puts a node that is out of the queue back in the queued state, at {@code level}. */
-    void requeue(int level) {
+    void requeue(int level, long offered) {
       this.level = level;
+      this.offered = offered;
       this.queued = 1;
+    }
+
+    @Override
+    public long offeredNanos() {
+      return offered;
     }
 
     @Override
