@@ -3,10 +3,9 @@ package dev.weir;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
 import dev.weir.internal.BucketQueue;
+import dev.weir.internal.Credits;
 import dev.weir.internal.LatencyHistogram;
 import dev.weir.internal.StripedCounters;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -23,7 +22,10 @@ import java.util.logging.Logger;
  *   <li>{@link #submit} with a packed {@link Priority}. If the {@link Rejector}'s cutoff excludes
  *       the priority, the request is rejected at once as {@link RejectReason#SHED}.
  *   <li>If nothing is queued and fewer than {@code limit} permits are held, the request is
- *       admitted at once: one CAS, no lock, and no allocation beyond the request itself.
+ *       admitted at once: no lock, no allocation beyond the request itself, and, while the limit
+ *       is far from used, no write to a cache line that other threads write (the permits are
+ *       {@linkplain Credits credits}, cached per thread stripe). {@link #tryEnter} and {@link
+ *       #exit} are this path without the request object, for callers that release exactly once.
  *   <li>Otherwise it waits in a bucketed priority queue, at most its queue timeout. When a permit
  *       is released, the releasing thread admits the next waiting request: from the most important
  *       tier that has one, the one that arrived first (cohorts decide who is shed, not who waits
@@ -65,18 +67,19 @@ public final class LoadShedder implements AutoCloseable {
    * order within a tier, that bounds an admitted request's wait to about this many service times.
    */
   static final int OVERLOAD_QUEUE_LIMITS = 2;
+
+  /** What {@link #tryEnter} returns when it did not admit: go to {@link #submit} or {@link
+   * #acquire}. Negative, as no entry is. */
+  public static final long NOT_ADMITTED = -1L;
+
+  // An entry from tryEnter: bits 0-2 the tier; bit 3 set if the admission is a latency sample;
+  // bits 4-62 the clock's low 59 bits at admission if it is (zero if not); bit 63 clear.
+  private static final long ENTRY_TIER_MASK = 0b111;
+  private static final long ENTRY_SAMPLED = 0b1000;
+  private static final int ENTRY_TIME_SHIFT = 4;
+  private static final long ENTRY_TIME_MASK = (1L << 59) - 1;
   /** Latency samples wanted per control interval; see {@link #sampleMaskFor}. */
   static final long SAMPLES_PER_INTERVAL = 256;
-
-  private static final VarHandle INFLIGHT;
-
-  static {
-    try {
-      INFLIGHT = MethodHandles.lookup().findVarHandle(LoadShedder.class, "inflight", int.class);
-    } catch (ReflectiveOperationException e) {
-      throw new ExceptionInInitializerError(e);
-    }
-  }
 
   final String name;
   final Timer timer;
@@ -92,11 +95,10 @@ public final class LoadShedder implements AutoCloseable {
   /** Tiers are served strictly in order; within a tier, cohorts wait their turn in arrival order. */
   private final BucketQueue<Request> queue = new BucketQueue<>(Priority.LEVELS, Priority.COHORTS);
   private final StripedCounters counters = new StripedCounters(SLOTS);
+  /** The permits: the limit, the free credits, and the peak held; see {@link Credits}. */
+  private final Credits credits;
   private final ThreadLocal<boolean[]> dispatching = ThreadLocal.withInitial(() -> new boolean[1]);
 
-  private volatile int inflight;
-  private volatile int limit;
-  private volatile int peakInflight;
   private volatile int cutoff = Priority.LEVELS;
   /** Fast-path admissions read the clock once every {@code sampleMask + 1}; set by the tick. */
   private volatile long sampleMask;
@@ -130,7 +132,7 @@ public final class LoadShedder implements AutoCloseable {
       throw new IllegalArgumentException("limit: initialLimit() must be in 1..maxLimit(), was "
           + initial);
     }
-    this.limit = initial;
+    this.credits = new Credits(initial);
     this.window.requestTimeoutNanos = requestTimeoutNanos;
     this.lastTickNanos = clock.nanoTime();
     this.tickTimeout = timer.schedule(tickTask, lastTickNanos + controlIntervalNanos);
@@ -224,6 +226,92 @@ public final class LoadShedder implements AutoCloseable {
     }
   }
 
+  /**
+   * Admits a request at once if it would take the fast path, and allocates nothing: the primitive
+   * form of {@link #acquire}, for a caller that releases exactly once by construction, as a
+   * synchronous servlet filter does with {@code try}/{@code finally}.
+   *
+   * <p>It admits if the shedder is open, the cutoff does not exclude {@code priority}, nothing is
+   * queued and a permit is free, and then counts what an immediate admission by {@link #submit}
+   * counts: an arrival at the priority's level, {@link Snapshot.Counter#ADMITTED} for its tier, and
+   * a latency sample when it is this admission's turn. It returns an <em>entry</em>, a
+   * non-negative token that holds what {@link #exit} needs: the tier, and the admission time if
+   * sampled. Otherwise it returns {@link #NOT_ADMITTED} and counts nothing, not even the arrival:
+   * the caller then goes to {@link #submit} or {@link #acquire}, which queue, shed or reject the
+   * request and count it. Under overload such a caller pays one failed attempt more.
+   *
+   * <p>The contract is a {@link java.util.concurrent.Semaphore}'s:
+   * <ul>
+   *   <li>Call {@link #exit} exactly once for each entry, from any thread, when the request is
+   *       done. Nothing checks this, as there is no permit object to mark released. An entry never
+   *       exited holds its permit for good. An entry exited twice gives back a permit that another
+   *       request holds: from then on the shedder admits one more request at once than its limit,
+   *       and {@link #inflight()} is one too low, for good.
+   *   <li>Entries are plain values: any entry of this shedder may be exited, by any thread, and an
+   *       entry of another shedder corrupts this one's count as a second exit does.
+   *   <li>Nothing watches the deadline: there is no {@link Permit#onDeadline} hook, and a late
+   *       exit does not count {@link Snapshot.Counter#DEADLINE_MISSED}.
+   * </ul>
+   *
+   * @param priority a packed {@link Priority}
+   * @return a non-negative entry for {@link #exit}, or {@link #NOT_ADMITTED}
+   * @throws IllegalArgumentException if {@code priority} is not a valid packed priority
+   */
+  public long tryEnter(int priority) {
+    Priority.check(priority);
+    if (closed || priority >= cutoff || queue.size() != 0 || !tryAcquirePermit()) {
+      return NOT_ADMITTED;
+    }
+    int stripe = counters.stripe();
+    int tier = Priority.tier(priority);
+    counters.add(stripe, priority, 1);
+    if (countImmediateAdmission(stripe, tier)) {
+      return ENTRY_SAMPLED | tier | (clock.nanoTime() & ENTRY_TIME_MASK) << ENTRY_TIME_SHIFT;
+    }
+    return tier;
+  }
+
+  /**
+   * Ends a request that {@link #tryEnter} admitted: counts its outcome for its tier and, if it
+   * succeeded and was sampled, its latency, as {@link Permit#release} does; then gives its permit
+   * back and admits whoever waits for it. Call it exactly once per entry (see {@link #tryEnter}):
+   * a second call is not detected and breaks the limit.
+   *
+   * @param entry what {@link #tryEnter} returned
+   * @throws IllegalArgumentException if {@code entry} is {@link #NOT_ADMITTED} (nothing was
+   *     admitted) or any other value that {@link #tryEnter} never returns
+   * @throws NullPointerException if {@code outcome} is null
+   */
+  public void exit(long entry, Outcome outcome) {
+    checkEntry(entry);
+    if (outcome == null) {
+      throw new NullPointerException("outcome");
+    }
+    int tier = (int) (entry & ENTRY_TIER_MASK);
+    int stripe = counters.stripe();
+    countOutcome(stripe, tier, outcome);
+    if ((entry & ENTRY_SAMPLED) != 0 && outcome == Outcome.SUCCESS) {
+      // Both times are the clock's low 59 bits: their difference is right modulo 2^59 ns.
+      long start = entry >>> ENTRY_TIME_SHIFT;
+      countLatency(stripe, ((clock.nanoTime() & ENTRY_TIME_MASK) - start) & ENTRY_TIME_MASK);
+    }
+    releasePermit();
+  }
+
+  private static void checkEntry(long entry) {
+    if (entry == NOT_ADMITTED) {
+      throw new IllegalArgumentException(
+          "entry is NOT_ADMITTED: tryEnter admitted nothing, so there is nothing to exit");
+    }
+    boolean valid = entry >= 0
+        && (entry & ENTRY_TIER_MASK) < Priority.TIERS
+        && ((entry & ENTRY_SAMPLED) != 0 || entry >>> ENTRY_TIME_SHIFT == 0);
+    if (!valid) {
+      throw new IllegalArgumentException(
+          "entry must be a value returned by tryEnter, was " + entry);
+    }
+  }
+
   private Request newRequest(int priority, long timeoutNanos, AdmissionCallback cb, Thread w) {
     Priority.check(priority);
     if (timeoutNanos <= 0) {
@@ -246,11 +334,8 @@ public final class LoadShedder implements AutoCloseable {
       reject(r, RejectReason.SHUTTING_DOWN);
     } else if (level >= cutoff) {
       reject(r, RejectReason.SHED);
-    } else if (queue.size() == 0 && tryAcquireSlot()) {
-      // The controllers need a few hundred latency samples an interval, not one per request:
-      // only every (sampleMask + 1)-th admission of this stripe and tier reads the clock.
-      long admitted = counters.getAndAdd(stripe, ADMITTED_SLOT + Priority.tier(level), 1);
-      if ((admitted & sampleMask) == 0) {
+    } else if (queue.size() == 0 && tryAcquirePermit()) {
+      if (countImmediateAdmission(stripe, Priority.tier(level))) {
         r.timeAt(clock.nanoTime());
       }
       r.state = Request.ADMITTED;
@@ -299,7 +384,7 @@ public final class LoadShedder implements AutoCloseable {
     if (!rejector.overloaded()) {
       return queueCapacity;
     }
-    long cap = Math.max(2L, (long) OVERLOAD_QUEUE_LIMITS * limit);
+    long cap = Math.max(2L, (long) OVERLOAD_QUEUE_LIMITS * credits.limit());
     return (int) Math.min(queueCapacity, cap);
   }
 
@@ -326,14 +411,14 @@ public final class LoadShedder implements AutoCloseable {
 
   private void dispatchLoop() {
     while (queue.size() > 0) {
-      if (!tryAcquireSlot()) {
+      if (!tryAcquirePermit()) {
         return;
       }
       Request r = queue.poll();
       if (r == null) {
         // A place is reserved but its request not yet offered; its offerer dispatches after the
         // offer. Give the permit back and look again, in case our permit blocked that dispatch.
-        releaseSlot();
+        credits.release(false);
         Thread.onSpinWait();
         continue;
       }
@@ -350,23 +435,58 @@ public final class LoadShedder implements AutoCloseable {
     }
   }
 
-  private boolean tryAcquireSlot() {
-    for (;;) {
-      int n = inflight;
-      if (n >= limit) {
-        return false;
-      }
-      if (INFLIGHT.compareAndSet(this, n, n + 1)) {
-        if (n >= peakInflight) {
-          peakInflight = n + 1;
-        }
-        return true;
-      }
+  /*
+   * No lost wake-up. A request must never wait while a credit idles in a cache or the pool. The
+   * credits and the queue's size are only touched by volatile accesses (CAS, getAndAdd, volatile
+   * reads), which all threads see in one total order. A request that waits was counted in the
+   * size (reserve) before its enqueuer's dispatch made its last tryAcquirePermit, which looks at
+   * the enqueuer's cache, the pool and every other cache. Whoever puts a credit into a cache or
+   * the pool (releasePermit, the tick's drain and raise, a take that drained) reads the size
+   * afterwards, in dispatch(). Of these two write-then-read pairs, at least one read sees the
+   * other's write: either the releaser sees the waiter and dispatches, and its own dispatch finds
+   * the credit (it looks in its own cache first), or the waiter's look comes after the credit was
+   * put down and finds it. Either way the credit is taken, by that look or by someone before it.
+   * A credit drained from a cache is put into the pool by a second step, so its drainer dispatches
+   * as a releaser does. A releaser already dispatching on its thread returns at once from the
+   * inner dispatch(); its outer loop looks at the size and the credits again before it stops.
+   */
+
+  /** Takes a permit, if one is free; its credit comes from wherever {@link Credits} finds one. */
+  private boolean tryAcquirePermit() {
+    int taken = credits.tryAcquire();
+    if (taken == Credits.TAKEN_AND_DRAINED) {
+      // Cached credits went into the pool: someone queued meanwhile must hear of them.
+      dispatch();
     }
+    return taken != Credits.NONE;
   }
 
-  private void releaseSlot() {
-    INFLIGHT.getAndAdd(this, -1);
+  /** Gives a permit back and admits whoever waits for it. */
+  private void releasePermit() {
+    // The credit may stay in this thread's cache, for its next admission, only while nothing
+    // waits: a waiter's dispatcher looks in the pool before the caches.
+    credits.release(queue.size() == 0);
+    dispatch();
+  }
+
+  /**
+   * Counts an admission that did not wait, and says whether the controllers sample its latency.
+   * They need a few hundred samples an interval, not one per request: only every
+   * (sampleMask + 1)-th immediate admission of a stripe and tier reads the clock.
+   */
+  private boolean countImmediateAdmission(int stripe, int tier) {
+    long admitted = counters.getAndAdd(stripe, ADMITTED_SLOT + tier, 1);
+    return (admitted & sampleMask) == 0;
+  }
+
+  private void countOutcome(int stripe, int tier, Outcome outcome) {
+    counters.add(stripe, counterSlot(Snapshot.Counter.of(outcome), tier), 1);
+  }
+
+  /** Counts a latency sample: the time from admission to a successful release. */
+  private void countLatency(int stripe, long latency) {
+    counters.add(stripe, LATENCY_BASE + LatencyHistogram.bucketOf(latency), 1);
+    counters.add(stripe, LATENCY_SUM, latency);
   }
 
   private static void cancelTimeout(Request r) {
@@ -390,22 +510,19 @@ public final class LoadShedder implements AutoCloseable {
   void released(Request r, Outcome outcome) {
     int tier = Priority.tier(r.priority);
     int stripe = counters.stripe();
-    counters.add(stripe, counterSlot(Snapshot.Counter.of(outcome), tier), 1);
+    countOutcome(stripe, tier, outcome);
     // Only a request with times (sampled, queued, or watched for its deadline) costs clock reads.
     if (r.timed) {
       long now = clock.nanoTime();
       if (outcome == Outcome.SUCCESS) {
-        long latency = now - r.admittedNanos;
-        counters.add(stripe, LATENCY_BASE + LatencyHistogram.bucketOf(latency), 1);
-        counters.add(stripe, LATENCY_SUM, latency);
+        countLatency(stripe, now - r.admittedNanos);
       }
       // The deadline hook may be firing right now on the timer: whoever claims counts the overrun.
       if (now - r.deadlineNanos() > 0 && r.claimOverrun()) {
         counters.add(stripe, counterSlot(Snapshot.Counter.DEADLINE_MISSED, tier), 1);
       }
     }
-    releaseSlot();
-    dispatch();
+    releasePermit();
   }
 
   void deadlinePassed(Request r) {
@@ -457,7 +574,7 @@ public final class LoadShedder implements AutoCloseable {
       fillWindow(now);
       int newLimit = limitController.update(window);
       int max = limitController.maxLimit();
-      limit = Math.max(1, Math.min(max, newLimit));
+      credits.setLimit(Math.max(1, Math.min(max, newLimit)));
       int newCutoff = rejector.update(window);
       cutoff = Math.max(0, Math.min(Priority.LEVELS, newCutoff));
       sampleMask = sampleMaskFor(window.admitted);
@@ -469,7 +586,7 @@ public final class LoadShedder implements AutoCloseable {
         tickTimeout = timer.schedule(tickTask, clock.nanoTime() + controlIntervalNanos);
       }
     }
-    // A raised limit frees permits that nobody's release would hand out.
+    // A raised limit, and the drain, free credits that nobody's release would hand out.
     dispatch();
   }
 
@@ -512,10 +629,12 @@ public final class LoadShedder implements AutoCloseable {
     }
     w.latencies.addSum(delta(LATENCY_SUM));
     w.queueLength = queue.size();
-    w.inflight = inflight;
-    w.peakInflight = Math.max(peakInflight, w.inflight);
-    peakInflight = w.inflight;
-    w.limit = limit;
+    // Credits cached by stripes go back to the pool once an interval, so the peak of the next
+    // starts from the permits really held (see Credits); the tick's dispatch() hands them out.
+    credits.drain();
+    w.inflight = credits.held();
+    w.peakInflight = credits.takePeak(w.inflight);
+    w.limit = credits.limit();
     w.queueEmptied = queue.takeEmptied();
   }
 
@@ -544,18 +663,25 @@ public final class LoadShedder implements AutoCloseable {
         c[k][t] = counters.sum(TIER_BASE + k * Priority.TIERS + t);
       }
     }
-    return new Snapshot(name, limit, inflight, queue.size(), rejector.ratio(), cutoff,
-        rejector.overloaded(), c);
+    return new Snapshot(name, credits.limit(), credits.held(), queue.size(), rejector.ratio(),
+        cutoff, rejector.overloaded(), c);
   }
 
   /** The shedder's name, used in metrics and logs. */
   public String name() { return name; }
 
   /** The current inflight limit. */
-  public int limit() { return limit; }
+  public int limit() { return credits.limit(); }
 
-  /** Permits currently held. */
-  public int inflight() { return inflight; }
+  /**
+   * Permits currently held. Exact when no permit is being taken or given back at the moment of
+   * the call; otherwise a moment's estimate, never negative, that may be off by the permits moving
+   * meanwhile.
+   */
+  public int inflight() { return credits.held(); }
+
+  /** The permits' credits, for tests. */
+  Credits credits() { return credits; }
 
   /** Requests currently waiting. */
   public int queued() { return queue.size(); }
@@ -639,7 +765,7 @@ public final class LoadShedder implements AutoCloseable {
 
   @Override
   public String toString() {
-    return "LoadShedder{" + name + ", limit=" + limit + ", inflight=" + inflight
+    return "LoadShedder{" + name + ", limit=" + limit() + ", inflight=" + inflight()
         + ", queued=" + queue.size() + ", cutoff=" + cutoff + "}";
   }
 

@@ -38,17 +38,25 @@ public final class StripedCounters {
    * Twice the processors, at least 8 and at most 32: threads pick stripes by a hash of their id,
    * so fewer stripes than that make two busy threads share one too often.
    */
-  private static int defaultStripes() {
+  public static int defaultStripes() {
     int n = Math.max(8, Math.min(Runtime.getRuntime().availableProcessors() * 2, 32));
     return Integer.highestOneBit(n - 1) << 1;
   }
 
-  private int base() {
+  /**
+   * A hash of the calling thread, the same on every call from it, whose low bits pick the thread's
+   * stripe. Shared with the other striped structures, so that one thread uses the same stripe in
+   * each.
+   */
+  public static int probe() {
     // Fibonacci hashing spreads sequential thread ids over the stripes.
     @SuppressWarnings("deprecation")
     long id = Thread.currentThread().getId();
-    int h = (int) (id * 0x9E3779B97F4A7C15L >>> 40);
-    return PAD + (h & mask) * stride;
+    return (int) (id * 0x9E3779B97F4A7C15L >>> 40);
+  }
+
+  private int base() {
+    return PAD + (probe() & mask) * stride;
   }
 
   /**
