@@ -417,7 +417,8 @@ public final class LoadShedder implements AutoCloseable {
       Request r = queue.poll();
       if (r == null) {
         // A place is reserved but its request not yet offered; its offerer dispatches after the
-        // offer. Give the permit back and look again, in case our permit blocked that dispatch.
+        // offer. Give the permit back to the pool, where that dispatch looks first, and look
+        // again, in case our permit blocked that dispatch.
         credits.release(false);
         Thread.onSpinWait();
         continue;
@@ -463,9 +464,9 @@ public final class LoadShedder implements AutoCloseable {
 
   /** Gives a permit back and admits whoever waits for it. */
   private void releasePermit() {
-    // The credit may stay in this thread's cache, for its next admission, only while nothing
-    // waits: a waiter's dispatcher looks in the pool before the caches.
-    credits.release(queue.size() == 0);
+    // Cached (if the pool is plentiful) even when someone waits: the dispatch that follows then
+    // takes it back from this thread's cache, which it looks at first, for the waiter.
+    credits.release(true);
     dispatch();
   }
 

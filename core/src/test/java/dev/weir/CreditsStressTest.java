@@ -84,7 +84,7 @@ class CreditsStressTest {
         .requestTimeout(Duration.ofMillis(6))
         .queueCapacity(16)
         .build();
-    Run run = new Run(shedder, 25_000);
+    Run run = new Run(shedder, 50_000);
     try {
       run.execute();
       limit.frozen = true;

@@ -135,17 +135,25 @@ public final class Credits {
    */
   public int tryAcquire() {
     int stripe = StripedCounters.probe() & mask;
-    if (take(cache(stripe))) {
+    int own = cache(stripe);
+    long c = get(own);
+    if (c > 0 && cas(own, c, c - 1)) {
       return TAKEN;
     }
+    return tryAcquireShared(stripe);
+  }
+
+  /** The rest of {@link #tryAcquire}, out of line so that callers inline only the cache take. */
+  private int tryAcquireShared(int stripe) {
     for (long p = get(POOL); p > 0; p = get(POOL)) {
       if (cas(POOL, p, p - 1)) {
         return notePoolTake(p - 1) ? TAKEN_AND_DRAINED : TAKEN;
       }
     }
-    // The pool is empty, but a credit may idle in the cache of a thread with nothing to run.
-    // A steal leaves limit - pool unchanged, so the peak needs no look (see the class comment).
-    for (int k = 1; k <= mask; k++) {
+    // The pool is empty, but a credit may idle in a cache: another thread's with nothing to run,
+    // or ours, if its CAS above lost to a thread on the same stripe. A steal leaves limit - pool
+    // unchanged, so the peak needs no look (see the class comment).
+    for (int k = 0; k <= mask; k++) {
       if (take(cache((stripe + k) & mask))) {
         return TAKEN;
       }
@@ -166,20 +174,20 @@ public final class Credits {
    * Returns a credit: into the caller's cache if {@code mayCache}, the pool is plentiful and the
    * cache has room, else into the pool. The caller must then look for waiters.
    *
-   * @param mayCache false when waiters may want the credit: the pool is where they look first
+   * @param mayCache false to return it to the pool, where another thread looks first
    */
   public void release(boolean mayCache) {
-    if (mayCache && plentiful()) {
+    if (mayCache) {
       int own = ownCache();
-      for (long c = get(own); c < CACHE_CAPACITY; c = get(own)) {
-        if (cas(own, c, c + 1)) {
-          // Cached, then re-read the pool: a cut (or a run of takes) that made it scarce in the
-          // meantime, and whose drain may have passed this cache already, is seen here.
-          if (!plentiful()) {
-            drain(own);
-          }
-          return;
+      long c = get(own);
+      // A lost CAS means a thread on the same stripe got there first: the pool will do.
+      if (c < CACHE_CAPACITY && plentiful() && cas(own, c, c + 1)) {
+        // Cached, then re-read the pool: a cut (or a run of takes) that made it scarce in the
+        // meantime, and whose drain may have passed this cache already, is seen here.
+        if (!plentiful()) {
+          drain(own);
         }
+        return;
       }
     }
     AA.getAndAdd(cells, POOL, 1L);
