@@ -100,6 +100,8 @@ public final class LoadShedder implements AutoCloseable {
   private final ThreadLocal<boolean[]> dispatching = ThreadLocal.withInitial(() -> new boolean[1]);
 
   private volatile int cutoff = Priority.LEVELS;
+  /** How many requests may wait now; set by the tick, see {@link #queueBoundFor}. */
+  private volatile int queueBound;
   /** Fast-path admissions read the clock once every {@code sampleMask + 1}; set by the tick. */
   private volatile long sampleMask;
   private volatile boolean closed;
@@ -133,6 +135,7 @@ public final class LoadShedder implements AutoCloseable {
           + initial);
     }
     this.credits = new Credits(initial);
+    this.queueBound = queueCapacity;
     this.window.requestTimeoutNanos = requestTimeoutNanos;
     this.lastTickNanos = clock.nanoTime();
     this.tickTimeout = timer.schedule(tickTask, lastTickNanos + controlIntervalNanos);
@@ -348,7 +351,7 @@ public final class LoadShedder implements AutoCloseable {
 
   private void enqueue(Request r) {
     Request victim = null;
-    if (!queue.reserve(queueCapacityNow())) {
+    if (!queue.reserve(queueBound)) {
       victim = queue.evictLessImportantThan(r.priority);
       if (victim == null) {
         reject(r, RejectReason.QUEUE_FULL);
@@ -378,13 +381,14 @@ public final class LoadShedder implements AutoCloseable {
    * averages and trails every surge by a tick or two; a queue that then grows past what the
    * permits drain in a couple of service times only makes every admitted request wait. Evicting
    * its least important request instead sheds what the cutoff would have, a moment late but
-   * still in milliseconds, and keeps the most important traffic's wait bounded.
+   * still in milliseconds, and keeps the most important traffic's wait bounded. Computed by the
+   * tick, which alone may call the rejector, and read by every enqueue.
    */
-  private int queueCapacityNow() {
-    if (!rejector.overloaded()) {
+  private int queueBoundFor(boolean overloaded, int limit) {
+    if (!overloaded) {
       return queueCapacity;
     }
-    long cap = Math.max(2L, (long) OVERLOAD_QUEUE_LIMITS * credits.limit());
+    long cap = Math.max(2L, (long) OVERLOAD_QUEUE_LIMITS * limit);
     return (int) Math.min(queueCapacity, cap);
   }
 
@@ -578,6 +582,7 @@ public final class LoadShedder implements AutoCloseable {
       credits.setLimit(Math.max(1, Math.min(max, newLimit)));
       int newCutoff = rejector.update(window);
       cutoff = Math.max(0, Math.min(Priority.LEVELS, newCutoff));
+      queueBound = queueBoundFor(rejector.overloaded(), credits.limit());
       sampleMask = sampleMaskFor(window.admitted);
       lastTickNanos = now;
     } catch (RuntimeException e) {

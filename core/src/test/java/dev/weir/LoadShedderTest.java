@@ -105,8 +105,9 @@ class LoadShedderTest {
         return overloaded[0];
       }
     };
+    // Queue timeout 1 s: nothing times out while the ticks below (every 100 ms) apply the bound.
     LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(2)).rejector(rejector)
-        .requestTimeout(Duration.ofMillis(300)).queueCapacity(100).build();
+        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
     s.submit(0, new Recorder());
     s.submit(0, new Recorder());
     List<Recorder> queued = new ArrayList<>();
@@ -117,6 +118,7 @@ class LoadShedderTest {
     }
     assertEquals(6, s.queued(), "not overloaded: the configured capacity");
     overloaded[0] = true;
+    time.advanceTo(100 * MS);
     Recorder important = new Recorder();
     s.submit(Priority.of(1, 0), important);
     assertNull(important.reason);
@@ -130,6 +132,7 @@ class LoadShedderTest {
     assertEquals(RejectReason.QUEUE_FULL, queued.get(4).reason);
     assertEquals(6, s.queued());
     overloaded[0] = false;
+    time.advanceTo(200 * MS);
     Recorder calm = new Recorder();
     s.submit(Priority.of(5, 0), calm);
     assertNull(calm.reason, "the bound lifts with the overload");
