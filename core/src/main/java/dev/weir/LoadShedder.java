@@ -393,6 +393,24 @@ public final class LoadShedder implements AutoCloseable {
   }
 
   /**
+   * Evicts the least important waiting requests until the queue is within its bound. Enqueues
+   * keep the bound one eviction at a time, but a lowered bound (overload just detected, after a
+   * cold start's backlog) would otherwise stand over it until the backlog drained: every request
+   * admitted meanwhile waits behind work the bound says should have been shed.
+   */
+  private void trimToBound() {
+    while (queue.size() > queueBound) {
+      Request victim = queue.evictLessImportantThan(-1);
+      if (victim == null) {
+        return;
+      }
+      queue.unreserve();
+      cancelTimeout(victim);
+      reject(victim, RejectReason.QUEUE_FULL);
+    }
+  }
+
+  /**
    * Admits waiting requests while permits are free. Called by whoever may have freed one. A
    * callback that releases a permit re-enters here on the same thread; that inner call returns at
    * once and the outer loop carries on, so the stack stays flat however many requests it admits.
@@ -583,6 +601,7 @@ public final class LoadShedder implements AutoCloseable {
       int newCutoff = rejector.update(window);
       cutoff = Math.max(0, Math.min(Priority.LEVELS, newCutoff));
       queueBound = queueBoundFor(rejector.overloaded(), credits.limit());
+      trimToBound();
       sampleMask = sampleMaskFor(window.admitted);
       lastTickNanos = now;
     } catch (RuntimeException e) {

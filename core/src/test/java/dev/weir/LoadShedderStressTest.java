@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.weir.control.Limits;
-import dev.weir.control.Rejectors;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,8 +32,8 @@ import org.junit.jupiter.api.Test;
 /**
  * A million submit/release cycles from several threads against a shedder with 3 permits and a
  * 16-place queue on the real timer, mixing every way a request can end: admitted and released on
- * the answering thread or handed to another thread, evicted from a full queue, timed out in the
- * queue, cancelled from another thread, and (in the second test) refused by a shutdown in the
+ * the answering thread or handed to another thread, evicted from a full queue or by a tick that
+ * lowers the queue's bound, timed out in the queue, cancelled from another thread, and (in the second test) refused by a shutdown in the
  * middle. Afterwards every request must have heard exactly once, no permit may be lost or held
  * twice, and the shedder's counters must add up.
  */
@@ -60,6 +59,31 @@ class LoadShedderStressTest {
     SHEDDER_LOG.setLevel(savedLevel);
   }
 
+  /**
+   * Overloaded every other tick, so the queue's bound drops from 16 to 6 and every other tick
+   * trims the queue, racing the submitters' enqueues, evictions and dispatches. Sheds nothing at
+   * the door.
+   */
+  private static final class FlickeringOverload implements Rejector {
+    private boolean overloaded;
+
+    @Override
+    public int update(ControlWindow window) {
+      overloaded = !overloaded;
+      return Priority.LEVELS;
+    }
+
+    @Override
+    public double ratio() {
+      return 0;
+    }
+
+    @Override
+    public boolean overloaded() {
+      return overloaded;
+    }
+  }
+
   @Test
   void aMillionCyclesAnswerEveryRequestExactlyOnce() throws Exception {
     Run run = new Run(1_000_000, -1);
@@ -75,7 +99,7 @@ class LoadShedderStressTest {
     assertTrue(s.total(Snapshot.Counter.CANCELLED) > 0, "no cancellations: " + run.summary());
     assertTrue(run.handedOff.sum() > 0 && run.releasedInline.sum() > 0, run.summary());
     assertEquals(0, s.total(Snapshot.Counter.SHUTTING_DOWN));
-    assertEquals(0, s.total(Snapshot.Counter.SHED), "Rejectors.none() never sheds");
+    assertEquals(0, s.total(Snapshot.Counter.SHED), "the rejector never sheds at the door");
     run.close();
   }
 
@@ -151,7 +175,8 @@ class LoadShedderStressTest {
       this.shedder = LoadShedder.builder()
           .name("stress")
           .limit(Limits.fixed(LIMIT))
-          .rejector(Rejectors.none())
+          .rejector(new FlickeringOverload())
+          .controlInterval(Duration.ofMillis(1))
           .queueCapacity(CAPACITY)
           .requestTimeout(Duration.ofMillis(30))
           .build();

@@ -119,24 +119,33 @@ class LoadShedderTest {
     assertEquals(6, s.queued(), "not overloaded: the configured capacity");
     overloaded[0] = true;
     time.advanceTo(100 * MS);
+    // The tick that lowers the bound trims the backlog to it at once, least important first.
+    assertEquals(4, s.queued(), "two limits' worth");
+    assertEquals(RejectReason.QUEUE_FULL, queued.get(5).reason);
+    assertEquals(RejectReason.QUEUE_FULL, queued.get(4).reason);
+    for (int i = 0; i < 4; i++) {
+      assertNull(queued.get(i).reason, "cohort " + i + " keeps its place");
+    }
     Recorder important = new Recorder();
     s.submit(Priority.of(1, 0), important);
     assertNull(important.reason);
-    assertEquals(RejectReason.QUEUE_FULL, queued.get(5).reason, "the least important goes");
+    assertEquals(RejectReason.QUEUE_FULL, queued.get(3).reason, "the least important goes");
     Recorder lessImportant = new Recorder();
     s.submit(Priority.of(3, 100), lessImportant);
     assertEquals(RejectReason.QUEUE_FULL, lessImportant.reason);
-    assertEquals(6, s.queued(), "an over-full queue shrinks as it drains, not by eviction");
-    Recorder another = new Recorder();
-    s.submit(Priority.of(1, 1), another);
-    assertEquals(RejectReason.QUEUE_FULL, queued.get(4).reason);
-    assertEquals(6, s.queued());
+    assertEquals(4, s.queued());
     overloaded[0] = false;
     time.advanceTo(200 * MS);
     Recorder calm = new Recorder();
     s.submit(Priority.of(5, 0), calm);
     assertNull(calm.reason, "the bound lifts with the overload");
-    assertEquals(7, s.queued());
+    assertEquals(5, s.queued());
+    // Everyone is answered exactly once: the two holders and the queue drain, the rest were shed.
+    long shed = s.snapshot().total(Snapshot.Counter.QUEUE_FULL);
+    assertEquals(4, shed, "cohorts 5, 4 and 3 of tier 3, and the late tier-3 arrival");
+    for (Recorder r : queued) {
+      assertTrue(r.calls <= 1, "answered at most once");
+    }
   }
 
   @Test

@@ -16,7 +16,8 @@ import java.time.Duration;
  * <p><b>Ratio.</b> While shedding, a PI controller in velocity form turns the queue's dynamics into
  * a rejection ratio. The proportional term follows the excess inflow (requests enqueued minus
  * requests admitted from the queue); the integral term follows the backlog above a target of about
- * one limit's worth, enough to keep every permit busy through the next interval's noise; a gentle
+ * one limit's worth, enough to keep every permit busy through the next interval's noise, counted
+ * up to two limits' worth (beyond that the shedder's overload bound evicts); a gentle
  * third term follows the rate of queue timeouts, which are requests shed late, after a wait, and
  * moves that shedding to the door. Each is divided by the arrivals of the interval, so the
  * controller sees rates, not counts, and behaves alike at 50 and at 50,000 RPS; at low rates it
@@ -60,6 +61,9 @@ public final class PidRejector implements Rejector {
   private long accDequeued;
   private long accAdmitted;
   private long accTimeouts;
+
+  /** The most backlog the integral term sees, in limits: the shedder's queue bound in overload. */
+  private static final double BACKLOG_CAP_LIMITS = 2;
 
   /** The gain on the rate of queue timeouts. */
   private static final double LATE_GAIN = 0.25;
@@ -141,7 +145,11 @@ public final class PidRejector implements Rejector {
     double excess = (accEnqueued - accDequeued) / arrivals;
     // Enough backlog to keep every permit busy through the next interval's noise.
     double backlogTarget = Math.max(2, w.limit());
-    double backlog = (w.queueLength() - backlogTarget) / arrivals;
+    // A longer queue than the shedder keeps while overloaded (a cold start's backlog, when
+    // overload is first detected) is evicted by the shedder's bound, not drained by shedding at
+    // the door: counted in full, it would shut the door on every tier for seconds.
+    double queued = Math.min(w.queueLength(), BACKLOG_CAP_LIMITS * Math.max(1, w.limit()));
+    double backlog = (queued - backlogTarget) / arrivals;
     // Requests that time out in the queue were shed late: at the cost of a wait, for nothing.
     // A gentle term on their rate moves that shedding to the door. Gentle, because timeouts lag
     // the queue by the queue timeout, and a strong term would overshoot after a cold start.
