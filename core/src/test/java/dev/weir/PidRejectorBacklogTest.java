@@ -28,6 +28,28 @@ class PidRejectorBacklogTest {
   }
 
   @Test
+  void aQueueThatEmptiesWhileSheddingNudgesTheRatioDown() {
+    PidRejector steady = PidRejector.builder().build();
+    PidRejector emptying = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 6; i++, now += TICK) {
+      steady.update(window(now, 15));
+      emptying.update(window(now, 15));
+    }
+    assertTrue(steady.overloaded() && emptying.overloaded());
+    for (int i = 0; i < 5; i++, now += TICK) {
+      steady.update(window(now, 15));
+      ControlWindow w = window(now, 15);
+      w.queueEmptied = true;
+      emptying.update(w);
+    }
+    // Five intervals, one nudge each: the door sheds less where permits were seen idle.
+    double gap = steady.ratio() - emptying.ratio();
+    assertTrue(gap > 0.04 && gap < 0.06, "steady " + steady.ratio() + ", emptying "
+        + emptying.ratio());
+  }
+
+  @Test
   void aColdStartBacklogDoesNotShutTheDoorOnTheImportantTier() {
     // Overload detected with 1,000 waiting, 100 times the limit: the shedder trims that to two
     // limits' worth by eviction. Counted in full, the integral alone would add 0.08 * 990 / 100 =
