@@ -27,6 +27,46 @@ class PidRejectorBacklogTest {
     return w;
   }
 
+  /** Like {@link #window}, with all arrivals in one tier and the given flows. */
+  private static ControlWindow oneTier(long now, int queueLength, int enqueued, int dequeued) {
+    ControlWindow w = window(now, queueLength);
+    java.util.Arrays.fill(w.levelArrivals, 0);
+    w.levelArrivals[Priority.of(1, 0)] = 100;
+    w.enqueued = enqueued;
+    w.dequeued = dequeued;
+    w.admitted = dequeued;
+    return w;
+  }
+
+  @Test
+  void theQueueIsKeptFullerWhileTheCutSparesTheMostImportantTier() {
+    // 17 waiting on a limit of 10: above one and a half limits, below two. With tiers 1 and 5
+    // arriving and the cut in tier 5, tier 1 goes ahead of everything queued: the rejector aims
+    // for the full two limits and admits more. With tier 1 alone, cut inside it, every admitted
+    // request waits behind the queue: it aims for one and a half and sheds more.
+    PidRejector mixed = PidRejector.builder().build();
+    PidRejector topOnly = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 6; i++, now += TICK) {
+      mixed.update(window(now, 17));
+      topOnly.update(oneTier(now, 17, 100, 60));
+    }
+    assertTrue(mixed.cutoff() > Priority.of(5, 0) && mixed.cutoff() < Priority.LEVELS,
+        "cut in tier 5: " + mixed.cutoff());
+    assertTrue(topOnly.cutoff() > Priority.of(1, 0) && topOnly.cutoff() < Priority.of(2, 0),
+        "cut in tier 1: " + topOnly.cutoff());
+    double mixedBefore = mixed.ratio();
+    double topOnlyBefore = topOnly.ratio();
+    for (int i = 0; i < 10; i++, now += TICK) {
+      ControlWindow balanced = window(now, 17);
+      balanced.enqueued = 60;
+      mixed.update(balanced);
+      topOnly.update(oneTier(now, 17, 60, 60));
+    }
+    assertTrue(mixed.ratio() < mixedBefore, mixedBefore + " -> " + mixed.ratio());
+    assertTrue(topOnly.ratio() > topOnlyBefore, topOnlyBefore + " -> " + topOnly.ratio());
+  }
+
   @Test
   void aQueueThatEmptiesWhileSheddingNudgesTheRatioDown() {
     PidRejector steady = PidRejector.builder().build();

@@ -17,7 +17,9 @@ import java.time.Duration;
  * a rejection ratio. The proportional term follows the excess inflow (requests enqueued minus
  * requests admitted from the queue); the integral term follows the backlog above a target of a
  * limit and a half's worth, enough to keep every permit busy through the next interval's noise,
- * counted up to two limits' worth (beyond that the shedder's overload bound evicts); a gentle
+ * counted up to two limits' worth (beyond that the shedder's overload bound evicts), and aims for
+ * those two limits when the cut spares the most important tier arriving, whose requests go ahead
+ * of everything queued and so do not wait for a fuller queue; a gentle
  * third term follows the rate of queue timeouts, which are requests shed late, after a wait, and
  * moves that shedding to the door; and every interval in which the queue emptied nudges the ratio
  * down, since the door then turned away work that idle permits could have served. The controller
@@ -161,7 +163,11 @@ public final class PidRejector implements Rejector {
     double arrivals = accArrivals;
     double excess = (accEnqueued - accDequeued) / arrivals;
     // Enough backlog to keep every permit busy through the next interval's noise.
-    double backlogTarget = Math.max(2, BACKLOG_TARGET_LIMITS * w.limit());
+    // While the cut spares the most important tier, what waits is less important than what
+    // arrives next, which goes ahead of it: a full queue costs the important traffic nothing and
+    // keeps every permit busy, so aim for the bound itself, whose evictions shed the excess.
+    double limits = cutsBelowTopTier() ? BACKLOG_CAP_LIMITS : BACKLOG_TARGET_LIMITS;
+    double backlogTarget = Math.max(2, limits * w.limit());
     // A longer queue than the shedder keeps while overloaded (a cold start's backlog, when
     // overload is first detected) is evicted by the shedder's bound, not drained by shedding at
     // the door: counted in full, it would shut the door on every tier for seconds.
@@ -186,6 +192,22 @@ public final class PidRejector implements Rejector {
     accAdmitted = 0;
     accTimeouts = 0;
     accEmptiedTicks = 0;
+  }
+
+  /**
+   * Whether the cutoff sheds only tiers less important than the most important one arriving, as
+   * in recent arrivals: then none of that tier waits behind what the queue holds.
+   */
+  private boolean cutsBelowTopTier() {
+    if (cutoff >= Priority.LEVELS) {
+      return false;
+    }
+    for (int level = 0; level < cutoff; level++) {
+      if (distribution[level] > 0.5) {
+        return Priority.tier(level) < Priority.tier(cutoff);
+      }
+    }
+    return false;
   }
 
   private void updateDistribution(long[] arrivals) {
