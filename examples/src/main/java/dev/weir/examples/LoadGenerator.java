@@ -164,11 +164,15 @@ public final class LoadGenerator {
               })
               .timeout(timeoutMillis, TimeUnit.MILLISECONDS);
           if (!measured) {
-            request.send(result -> { }); // warm-up: not counted
+            // Warm-up: not counted, except as work done in the window if it ends there.
+            request.send(result -> recorder.countIfEndedIn(result, System.nanoTime(), due,
+                timeoutNanos, measureFrom, end));
             return;
           }
           request.send(result -> {
-            recorder.record(result, System.nanoTime() - due, timeoutNanos);
+            long ended = System.nanoTime();
+            recorder.record(result, ended - due, timeoutNanos);
+            recorder.countIfEndedIn(result, ended, due, timeoutNanos, measureFrom, end);
             if (outstanding.decrementAndGet() == 0) {
               drained.complete(null);
             }
@@ -202,6 +206,7 @@ public final class LoadGenerator {
     final int tier;
     final AtomicLong sent = new AtomicLong();
     final AtomicLongArray counts = new AtomicLongArray(Status.values().length);
+    final AtomicLong endedOk = new AtomicLong();
     private long[] latencies = new long[1024];
     private int size;
 
@@ -210,6 +215,23 @@ public final class LoadGenerator {
     }
 
     void record(Result result, long latencyNanos, long timeoutNanos) {
+      Status status = statusOf(result, latencyNanos, timeoutNanos);
+      counts.incrementAndGet(status.ordinal());
+      if (status == Status.OK) {
+        addLatency(latencyNanos);
+      }
+    }
+
+    /** Counts a success that ended inside the measured window, whenever it was sent. */
+    void countIfEndedIn(Result result, long endedNanos, long dueNanos, long timeoutNanos,
+        long fromNanos, long toNanos) {
+      if (endedNanos - fromNanos >= 0 && endedNanos - toNanos < 0
+          && statusOf(result, endedNanos - dueNanos, timeoutNanos) == Status.OK) {
+        endedOk.incrementAndGet();
+      }
+    }
+
+    private static Status statusOf(Result result, long latencyNanos, long timeoutNanos) {
       Status status;
       if (result.isFailed()) {
         status = isTimeout(result.getFailure()) ? Status.TIMEOUT : Status.OTHER;
@@ -220,10 +242,7 @@ public final class LoadGenerator {
       } else {
         status = Status.ofCode(result.getResponse().getStatus());
       }
-      counts.incrementAndGet(status.ordinal());
-      if (status == Status.OK) {
-        addLatency(latencyNanos);
-      }
+      return status;
     }
 
     private static boolean isTimeout(Throwable failure) {
@@ -251,7 +270,7 @@ public final class LoadGenerator {
       }
       // A request the client never ended (only on a badly stalled machine) counts as a timeout.
       c[Status.TIMEOUT.ordinal()] += Math.max(0, sent.get() - ended);
-      return new TierStats(tier, seconds, c, Arrays.copyOf(latencies, size));
+      return new TierStats(tier, seconds, c, Arrays.copyOf(latencies, size), endedOk.get());
     }
   }
 

@@ -12,7 +12,15 @@ import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -62,6 +70,47 @@ class LoadGeneratorTest {
         () -> "requests reached the server on " + silent.connections() + " connections");
     // The run ends after its window plus the client timeout, not after 199 serial timeouts.
     assertTrue(elapsedSeconds < 15, () -> "took " + elapsedSeconds + " s");
+  }
+
+  @Test
+  void goodputCountsTheSuccessesThatEndInTheWindow() throws Exception {
+    // Every answer takes 600 ms. Of the 99 requests sent in the 1 s window (every 10 ms), all
+    // succeed, but only those sent in its first 400 ms end inside it: the server did 40 requests'
+    // work in the window, not 99. Counted by send time, a guard whose queue grows through the
+    // window would be credited with work it does after it.
+    Server server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    server.addConnector(connector);
+    ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
+    server.setHandler(new Handler.Abstract() {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback) {
+        response.setStatus(200);
+        later.schedule(callback::succeeded, 600, TimeUnit.MILLISECONDS);
+        return true;
+      }
+    });
+    server.start();
+    try {
+      LoadReport r = LoadGenerator.builder(URI.create("http://127.0.0.1:"
+              + connector.getLocalPort() + "/"))
+          .rate(100)
+          .poisson(false)
+          .warmup(Duration.ZERO)
+          .duration(Duration.ofSeconds(1))
+          .timeout(Duration.ofMillis(2000))
+          .build()
+          .run();
+      TierStats all = r.total();
+      assertEquals(99, all.count(Status.OK), "every request succeeded");
+      assertTrue(all.endedOk() >= 25 && all.endedOk() <= 41,
+          () -> all.endedOk() + " ended in the window");
+      assertEquals(all.endedOk(), all.goodputPerSecond(), 1e-9, "a 1 s window");
+    } finally {
+      server.stop();
+      later.shutdownNow();
+    }
   }
 
   @Test

@@ -84,8 +84,9 @@ public final class OverloadExperiment {
     String description = String.format(Locale.ROOT,
         "Jetty 12, %d threads; GET /work holds 1 of %d downstream connections for ~%d ms"
         + " (lognormal), so capacity is %.0f req/s. Open-loop Poisson clients, %s, timeout %d ms."
-        + " Each point on a fresh server: %d s warm-up, then %d s measured. Started %s on %d"
-        + " cores.",
+        + " Each point on a fresh server: %d s warm-up, then %d s measured. Goodput (ok/s)"
+        + " counts the successes that ended in the measured window; the status mix and latencies"
+        + " are of the requests sent in it. Started %s on %d cores.",
         ExampleServer.THREADS, s.connections, s.serviceMillis, capacity, MIX, s.timeoutMillis,
         s.warmupSeconds, s.seconds, Instant.now().truncatedTo(ChronoUnit.SECONDS),
         Runtime.getRuntime().availableProcessors());
