@@ -68,6 +68,25 @@ class PidRejectorBacklogTest {
   }
 
   @Test
+  void queueTimeoutsShortenTheBacklogAimedFor() {
+    // The same queue of 17 that the rejector lets stand while the cut spares tier 1 is too long
+    // once requests time out in it: tier 5 drains only through what tier 1 leaves.
+    PidRejector rejector = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 6; i++, now += TICK) {
+      rejector.update(window(now, 17));
+    }
+    double before = rejector.ratio();
+    for (int i = 0; i < 10; i++, now += TICK) {
+      ControlWindow timingOut = window(now, 17);
+      timingOut.enqueued = 60;
+      timingOut.queueTimeouts = 1;
+      rejector.update(timingOut);
+    }
+    assertTrue(rejector.ratio() > before + 0.05, before + " -> " + rejector.ratio());
+  }
+
+  @Test
   void aQueueThatEmptiesWhileSheddingNudgesTheRatioDown() {
     PidRejector steady = PidRejector.builder().build();
     PidRejector emptying = PidRejector.builder().build();
