@@ -19,7 +19,7 @@ import java.time.Duration;
  * limit and a half's worth, enough to keep every permit busy through the next interval's noise,
  * counted up to two limits' worth (beyond that the shedder's overload bound evicts), and aims for
  * those two limits when the cut spares the most important tier arriving, whose requests go ahead
- * of everything queued and so do not wait for a fuller queue, and for half a limit while
+ * of everything queued and so do not wait for a fuller queue, and for one limit while
  * requests time out in the queue, since then it is too long for some tier whatever its count; a
  * gentle
  * third term follows the rate of queue timeouts, which are requests shed late, after a wait, and
@@ -83,9 +83,10 @@ public final class PidRejector implements Rejector {
   /**
    * The backlog aimed for, in limits, while requests time out in the queue. In S4 (capacity
    * halves, tier 1 then takes 77% of it) tier 5 queued behind tier 1 timed out: 3.9% of all
-   * requests answered late at one and a half limits, 1.3% with this.
+   * requests answered late at one and a half limits, 2.1% with this. Lower (half a limit: 1.3%)
+   * idles permits at small scale: S7-50rps's tier 1 fell below the ideal fixed limit's.
    */
-  private static final double BACKLOG_TIMING_OUT_LIMITS = 0.5;
+  private static final double BACKLOG_TIMING_OUT_LIMITS = 1.0;
 
   /** How much of the recent queue-timeout count survives each update. */
   private static final double TIMEOUT_MEMORY = 0.9;
