@@ -92,7 +92,9 @@ class LoadShedderStressTest {
     System.out.println("stress: " + run.summary());
     Snapshot s = run.shedder.snapshot();
     // The run must really have exercised every path it claims to test.
-    assertTrue(s.total(Snapshot.Counter.ADMITTED) > 100_000, s.toString());
+    // Most of a million are refused by the small, flickering queue bound: 98,000 to 166,000 were
+    // admitted in runs on 2 cores.
+    assertTrue(s.total(Snapshot.Counter.ADMITTED) > 50_000, s.toString());
     assertTrue(run.evicted.sum() > 0, "no evictions: " + run.summary());
     assertTrue(run.parkedTotal.sum() > 0, "no long-held permits: " + run.summary());
     assertTrue(s.total(Snapshot.Counter.QUEUE_TIMEOUT) > 0, "no queue timeouts: " + run.summary());

@@ -27,11 +27,15 @@ class PidRejectorBacklogTest {
     return w;
   }
 
-  /** Like {@link #window}, with all arrivals in one tier and the given flows. */
+  /**
+   * Like {@link #window}, with the arrivals in tier 1 but for a stray tier-0 request every other
+   * interval (0.5% of traffic: not enough to count as a tier arriving), and the given flows.
+   */
   private static ControlWindow oneTier(long now, int queueLength, int enqueued, int dequeued) {
     ControlWindow w = window(now, queueLength);
     java.util.Arrays.fill(w.levelArrivals, 0);
     w.levelArrivals[Priority.of(1, 0)] = 100;
+    w.levelArrivals[Priority.of(0, 0)] = (now / TICK) % 2 == 0 ? 1 : 0;
     w.enqueued = enqueued;
     w.dequeued = dequeued;
     w.admitted = dequeued;

@@ -91,6 +91,9 @@ public final class PidRejector implements Rejector {
   /** How much of the recent queue-timeout count survives each update. */
   private static final double TIMEOUT_MEMORY = 0.9;
 
+  /** The share of recent arrivals from which a tier counts as arriving, for the backlog aim. */
+  private static final double TOP_TIER_SHARE = 0.01;
+
   /** How much each interval in which the queue emptied lowers the ratio. */
   private static final double EMPTIED_STEP = 0.01;
 
@@ -216,15 +219,23 @@ public final class PidRejector implements Rejector {
 
   /**
    * Whether the cutoff sheds only tiers less important than the most important one arriving, as
-   * in recent arrivals: then none of that tier waits behind what the queue holds.
+   * in recent arrivals: then none of that tier waits behind what the queue holds. A tier counts as
+   * arriving from {@value #TOP_TIER_SHARE} of recent traffic, a share, so the answer is the same at
+   * 50 and at 50,000 RPS, and a stray request of a more important tier does not change it.
    */
   private boolean cutsBelowTopTier() {
-    if (cutoff >= Priority.LEVELS) {
+    if (cutoff >= Priority.LEVELS || distributionTotal <= 0) {
       return false;
     }
-    for (int level = 0; level < cutoff; level++) {
-      if (distribution[level] > 0.5) {
-        return Priority.tier(level) < Priority.tier(cutoff);
+    int cutTier = Priority.tier(cutoff);
+    double floor = TOP_TIER_SHARE * distributionTotal;
+    for (int tier = 0; tier < cutTier; tier++) {
+      double arrived = 0;
+      for (int level = tier * Priority.COHORTS; level < (tier + 1) * Priority.COHORTS; level++) {
+        arrived += distribution[level];
+      }
+      if (arrived >= floor) {
+        return true;
       }
     }
     return false;

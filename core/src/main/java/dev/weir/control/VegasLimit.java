@@ -21,7 +21,7 @@ import java.time.Duration;
  * ({@code limit * baseline / latency}), with the median of all the start-up windows before the rise
  * as the baseline: latency measured below the knee, which no later window at the restarted limit
  * can measure if that limit is above the knee. Full windows take over from it after an eighth of
- * the baseline horizon.
+ * the baseline horizon (at least two windows).
  *
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
@@ -85,6 +85,10 @@ public final class VegasLimit implements Limit {
   private final long[] minSlots = new long[8];
   private long slotStart = Long.MIN_VALUE;
   private int slot;
+
+  // The start-up windows' baseline, and until when it counts alongside the slots.
+  private long seed = Long.MAX_VALUE;
+  private long seedUntilNanos;
 
   // The evidence for a genuinely slower service: where a run of decreases began.
   private double cutStartLimit;
@@ -214,12 +218,12 @@ public final class VegasLimit implements Limit {
           phase = Phase.NORMAL;
           smoothed = 0;
           java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
-          // In the slot cleared next: the start-up estimate guides the first eighth of the horizon,
-          // enough to bring the limit to the knee, and then gives way to full windows measured
-          // there. Left longer, a start-up estimate that happened to be low would keep the limit
-          // below the knee for the whole horizon.
-          slotStart = now;
-          minSlots[(slot + 1) % minSlots.length] = pooled;
+          // The start-up estimate guides an eighth of the horizon (at least two windows), enough
+          // to bring the limit to the knee, and then gives way to full windows measured there.
+          // Left longer, a start-up estimate that happened to be low would keep the limit below
+          // the knee for the whole horizon.
+          seed = pooled;
+          seedUntilNanos = now + Math.max(baselineHorizonNanos / minSlots.length, 2 * maxWindowNanos);
           baseline = pooled;
           startWindows.clear();
           return;
@@ -297,10 +301,16 @@ public final class VegasLimit implements Limit {
     for (long v : minSlots) {
       min = Math.min(min, v);
     }
+    if (seed != Long.MAX_VALUE && now - seedUntilNanos < 0) {
+      min = Math.min(min, seed);
+    } else {
+      seed = Long.MAX_VALUE;
+    }
     baseline = min;
   }
 
   private void rebase(long value) {
+    seed = Long.MAX_VALUE;
     java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
     minSlots[slot] = value;
     baseline = value;
