@@ -25,6 +25,7 @@ public final class ControlWindow {
   int inflight;
   int peakInflight;
   int limit;
+  int overloadQueueBound;
   boolean queueEmptied;
   long requestTimeoutNanos;
   final long[] levelArrivals = new long[Priority.LEVELS];
@@ -79,6 +80,12 @@ public final class ControlWindow {
 
   /** The inflight limit in force during the interval. */
   public int limit() { return limit; }
+
+  /**
+   * The most requests the queue holds while the rejector reports {@link Rejector#overloaded()},
+   * at this interval's limit: beyond it the shedder evicts the least important.
+   */
+  public int overloadQueueBound() { return overloadQueueBound; }
 
   /** Whether the queue was empty at some moment of the interval (or is now). */
   public boolean queueEmptied() { return queueEmptied; }

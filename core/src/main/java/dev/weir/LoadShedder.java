@@ -660,6 +660,7 @@ public final class LoadShedder implements AutoCloseable {
     w.inflight = credits.held();
     w.peakInflight = credits.takePeak(w.inflight);
     w.limit = credits.limit();
+    w.overloadQueueBound = queueBoundFor(true, w.limit);
     w.queueEmptied = queue.takeEmptied();
   }
 

@@ -23,6 +23,7 @@ class PidRejectorBacklogTest {
     w.admitted = 60;
     w.queueLength = queueLength;
     w.limit = 10;
+    w.overloadQueueBound = 20;
     w.queueEmptied = false;
     return w;
   }

@@ -17,8 +17,8 @@ import java.time.Duration;
  * a rejection ratio. The proportional term follows the excess inflow (requests enqueued minus
  * requests admitted from the queue); the integral term follows the backlog above a target of a
  * limit and a half's worth, enough to keep every permit busy through the next interval's noise,
- * counted up to two limits' worth (beyond that the shedder's overload bound evicts), and aims for
- * those two limits when the cut spares the most important tier arriving, whose requests go ahead
+ * counted up to the shedder's overload bound (beyond it the shedder evicts), and aims for that
+ * bound when the cut spares the most important tier arriving, whose requests go ahead
  * of everything queued and so do not wait for a fuller queue, and for one limit while
  * requests time out in the queue, since then it is too long for some tier whatever its count; a
  * gentle
@@ -96,9 +96,6 @@ public final class PidRejector implements Rejector {
 
   /** How much each interval in which the queue emptied lowers the ratio. */
   private static final double EMPTIED_STEP = 0.01;
-
-  /** The most backlog the integral term sees, in limits: the shedder's queue bound in overload. */
-  private static final double BACKLOG_CAP_LIMITS = 2;
 
   /** The gain on the rate of queue timeouts. */
   private static final double LATE_GAIN = 0.25;
@@ -188,13 +185,14 @@ public final class PidRejector implements Rejector {
     // admitted tier drains only through what the tiers above leave of the capacity, and waits
     // far longer than the top tier for the same backlog. Then aim low, so the door sheds them.
     recentTimeouts = recentTimeouts * TIMEOUT_MEMORY + accTimeouts;
+    int bound = w.overloadQueueBound();
     double limits = recentTimeouts >= 1 ? BACKLOG_TIMING_OUT_LIMITS
-        : cutsBelowTopTier() ? BACKLOG_CAP_LIMITS : BACKLOG_TARGET_LIMITS;
-    double backlogTarget = Math.max(2, limits * w.limit());
+        : cutsBelowTopTier() ? Double.POSITIVE_INFINITY : BACKLOG_TARGET_LIMITS;
+    double backlogTarget = Math.min(bound, Math.max(2, limits * w.limit()));
     // A longer queue than the shedder keeps while overloaded (a cold start's backlog, when
     // overload is first detected) is evicted by the shedder's bound, not drained by shedding at
     // the door: counted in full, it would shut the door on every tier for seconds.
-    double queued = Math.min(w.queueLength(), BACKLOG_CAP_LIMITS * Math.max(1, w.limit()));
+    double queued = Math.min(w.queueLength(), bound);
     double backlog = (queued - backlogTarget) / arrivals;
     // Requests that time out in the queue were shed late: at the cost of a wait, for nothing.
     // A gentle term on their rate moves that shedding to the door. Gentle, because timeouts lag

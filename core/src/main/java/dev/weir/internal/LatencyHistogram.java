@@ -42,10 +42,7 @@ public final class LatencyHistogram {
     if (bucket >= BUCKETS - 1) {
       return 1L << MAX_EXP;
     }
-    int exp = bucket / SUB + MIN_EXP;
-    int sub = bucket % SUB;
-    long low = (1L << exp) + ((long) sub << (exp - SUB_BITS));
-    return low + (1L << (exp - SUB_BITS)) / 2;
+    return (lowOf(bucket) + lowOf(bucket + 1)) / 2;
   }
 
   /** Empties the histogram. */

@@ -165,14 +165,17 @@ public final class LoadGenerator {
               .timeout(timeoutMillis, TimeUnit.MILLISECONDS);
           if (!measured) {
             // Warm-up: not counted, except as work done in the window if it ends there.
-            request.send(result -> recorder.countIfEndedIn(result, System.nanoTime(), due,
-                timeoutNanos, measureFrom, end));
+            request.send(result -> {
+              long ended = System.nanoTime();
+              recorder.countIfEndedIn(Recorder.statusOf(result, ended - due, timeoutNanos), ended,
+                  measureFrom, end);
+            });
             return;
           }
           request.send(result -> {
             long ended = System.nanoTime();
-            recorder.record(result, ended - due, timeoutNanos);
-            recorder.countIfEndedIn(result, ended, due, timeoutNanos, measureFrom, end);
+            Status status = recorder.record(result, ended - due, timeoutNanos);
+            recorder.countIfEndedIn(status, ended, measureFrom, end);
             if (outstanding.decrementAndGet() == 0) {
               drained.complete(null);
             }
@@ -214,24 +217,24 @@ public final class LoadGenerator {
       this.tier = tier;
     }
 
-    void record(Result result, long latencyNanos, long timeoutNanos) {
+    /** Counts a measured request's outcome, and returns it. */
+    Status record(Result result, long latencyNanos, long timeoutNanos) {
       Status status = statusOf(result, latencyNanos, timeoutNanos);
       counts.incrementAndGet(status.ordinal());
       if (status == Status.OK) {
         addLatency(latencyNanos);
       }
+      return status;
     }
 
     /** Counts a success that ended inside the measured window, whenever it was sent. */
-    void countIfEndedIn(Result result, long endedNanos, long dueNanos, long timeoutNanos,
-        long fromNanos, long toNanos) {
-      if (endedNanos - fromNanos >= 0 && endedNanos - toNanos < 0
-          && statusOf(result, endedNanos - dueNanos, timeoutNanos) == Status.OK) {
+    void countIfEndedIn(Status status, long endedNanos, long fromNanos, long toNanos) {
+      if (status == Status.OK && endedNanos - fromNanos >= 0 && endedNanos - toNanos < 0) {
         endedOk.incrementAndGet();
       }
     }
 
-    private static Status statusOf(Result result, long latencyNanos, long timeoutNanos) {
+    static Status statusOf(Result result, long latencyNanos, long timeoutNanos) {
       Status status;
       if (result.isFailed()) {
         status = isTimeout(result.getFailure()) ? Status.TIMEOUT : Status.OTHER;

@@ -57,14 +57,12 @@ public final class TierStats {
   static TierStats merge(List<TierStats> parts, double seconds) {
     long[] counts = new long[Status.values().length];
     int latencies = 0;
+    long endedOk = 0;
     for (TierStats s : parts) {
       for (int i = 0; i < counts.length; i++) {
         counts[i] += s.counts[i];
       }
       latencies += s.sortedLatencyNanos.length;
-    }
-    long endedOk = 0;
-    for (TierStats s : parts) {
       endedOk += s.endedOk;
     }
     long[] all = new long[latencies];
