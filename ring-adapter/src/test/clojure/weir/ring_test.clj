@@ -4,7 +4,7 @@
   (:require [clojure.string :as str]
             [clojure.test :refer [deftest is testing]]
             [weir.ring :as wr])
-  (:import (dev.weir Cohorts ControlWindow LoadShedder Priority Rejector)
+  (:import (dev.weir Cohorts ControlWindow LoadShedder Outcome Priority Rejector)
            (dev.weir.control Limits Rejectors)
            (dev.weir.sim VirtualTime)
            (io.micrometer.core.instrument.simple SimpleMeterRegistry)
@@ -151,16 +151,23 @@
 
 (deftest shed-by-priority-is-429-and-important-traffic-still-runs
   (let [vt (VirtualTime.)
-        shedder (virtual-shedder vt :limit 4 :rejector (cutoff-rejector (Priority/of 3 0)))
+        shedder (virtual-shedder vt :limit 1 :rejector (cutoff-rejector (Priority/of 3 0)))
         h (wr/wrap-load-shedding (fn [_] {:status 200}) {:shedder shedder :worker-threads 4})]
     (try
       (.advance vt (ms->ns 150))                          ; one control tick applies the cutoff
-      (let [[_ low] (answer (call h {:headers {"x-weir-tier" "4"}}))
-            [_ high] (answer (call h {:headers {"x-weir-tier" "1"}}))]
+      (let [[_ idle] (answer (call h {:headers {"x-weir-tier" "4"}}))
+            _ (is (eventually #(idle? shedder)) "its permit is back")
+            held (.tryEnter shedder Priority/HIGHEST)     ; the only permit: now tier 4 would wait
+            [_ low] (answer (call h {:headers {"x-weir-tier" "4"}}))
+            high (call h {:headers {"x-weir-tier" "1"}})]
+        (is (= 200 (:status idle)) "cut off, but a permit was free and nothing waited")
+        (is (<= 0 held))
         (is (= 429 (:status low)))
         (is (= "shed" (get-in low [:headers "X-Weir-Outcome"])))
         (is (= "1" (get-in low [:headers "Retry-After"])))
-        (is (= 200 (:status high))))
+        (is (= 1 (.queued shedder)) "tier 1 waits for the permit")
+        (.exit shedder held Outcome/SUCCESS)
+        (is (= 200 (:status (second (answer high))))))
       (finally (wr/close! h) (.close shedder)))))
 
 (deftest a-throwing-handler-raises-once-and-never-leaks-its-permit

@@ -19,13 +19,15 @@ import java.util.logging.Logger;
  *
  * <h2>Life of a request</h2>
  * <ol>
- *   <li>{@link #submit} with a packed {@link Priority}. If the {@link Rejector}'s cutoff excludes
- *       the priority, the request is rejected at once as {@link RejectReason#SHED}.
- *   <li>If nothing is queued and fewer than {@code limit} permits are held, the request is
- *       admitted at once: no lock, no allocation beyond the request itself, and, while the limit
+ *   <li>{@link #submit} with a packed {@link Priority}. If nothing is queued and fewer than {@code
+ *       limit} permits are held, the request is admitted at once, whatever its priority: no lock, no allocation beyond the request itself, and, while the limit
  *       is far from used, no write to a cache line that other threads write (the permits are
  *       {@linkplain Credits credits}, cached per thread stripe). {@link #tryEnter} and {@link
  *       #exit} are this path without the request object, for callers that release exactly once.
+ *       The cutoff sheds only what would wait: turning away a request that a free permit could
+ *       run at once would idle the permit and spare no one a wait.
+ *   <li>Otherwise, if the {@link Rejector}'s cutoff excludes the priority, the request is
+ *       rejected at once as {@link RejectReason#SHED}.
  *   <li>Otherwise it waits in a bucketed priority queue, at most its queue timeout. When a permit
  *       is released, the releasing thread admits the next waiting request: from the most important
  *       tier that has one, the one that arrived first (cohorts decide who is shed, not who waits
@@ -234,8 +236,8 @@ public final class LoadShedder implements AutoCloseable {
    * form of {@link #acquire}, for a caller that releases exactly once by construction, as a
    * synchronous servlet filter does with {@code try}/{@code finally}.
    *
-   * <p>It admits if the shedder is open, the cutoff does not exclude {@code priority}, nothing is
-   * queued and a permit is free, and then counts what an immediate admission by {@link #submit}
+   * <p>It admits if the shedder is open, nothing is queued and a permit is free, whatever the
+   * cutoff (which sheds only what would wait), and then counts what an immediate admission by {@link #submit}
    * counts: an arrival at the priority's level, {@link Snapshot.Counter#ADMITTED} for its tier, and
    * a latency sample when it is this admission's turn. It returns an <em>entry</em>, a
    * non-negative token that holds what {@link #exit} needs: the tier, and the admission time if
@@ -262,7 +264,7 @@ public final class LoadShedder implements AutoCloseable {
    */
   public long tryEnter(int priority) {
     Priority.check(priority);
-    if (closed || priority >= cutoff || queue.size() != 0 || !tryAcquirePermit()) {
+    if (closed || queue.size() != 0 || !tryAcquirePermit()) {
       return NOT_ADMITTED;
     }
     int stripe = counters.stripe();
@@ -335,14 +337,14 @@ public final class LoadShedder implements AutoCloseable {
     counters.add(stripe, level, 1);
     if (closed) {
       reject(r, RejectReason.SHUTTING_DOWN);
-    } else if (level >= cutoff) {
-      reject(r, RejectReason.SHED);
     } else if (queue.size() == 0 && tryAcquirePermit()) {
       if (countImmediateAdmission(stripe, Priority.tier(level))) {
         r.timeAt(clock.nanoTime());
       }
       r.state = Request.ADMITTED;
       deliverAdmitted(r);
+    } else if (level >= cutoff) {
+      reject(r, RejectReason.SHED);
     } else {
       r.timeAt(clock.nanoTime());
       enqueue(r);

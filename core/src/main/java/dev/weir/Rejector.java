@@ -5,8 +5,10 @@ package dev.weir;
  *
  * <p>Driven by ticks like {@link Limit}: every control interval the shedder passes it a
  * {@link ControlWindow} and applies the cutoff it returns. A request whose packed priority is at
- * or above the cutoff is rejected with {@link RejectReason#SHED}; {@link Priority#LEVELS} sheds
- * nothing. Calls never overlap; an instance belongs to one shedder.
+ * or above the cutoff is rejected with {@link RejectReason#SHED} if it would have to wait: when a
+ * permit is free and nothing is queued it runs at once whatever the cutoff, since shedding it would
+ * only idle the permit. {@link Priority#LEVELS} sheds nothing. Calls never overlap; an instance
+ * belongs to one shedder.
  */
 public interface Rejector {
   /**

@@ -89,7 +89,10 @@ public final class Snapshot {
   /** The rejector's target fraction of traffic to shed, in [0, 1]. */
   public double rejectionRatio() { return rejectionRatio; }
 
-  /** The priority cutoff: requests at or above it are shed. {@link Priority#LEVELS} sheds none. */
+  /**
+   * The priority cutoff: requests at or above it are shed unless a permit is free and nothing
+   * waits. {@link Priority#LEVELS} sheds none.
+   */
   public int cutoff() { return cutoff; }
 
   /** Whether the rejector judges the shedder overloaded. */

@@ -87,6 +87,60 @@ class LoadShedderTest {
   }
 
   @Test
+  void theCutoffShedsOnlyWhatWouldWait() {
+    Rejector cutAtTier3 = new Rejector() {
+      @Override
+      public int update(ControlWindow window) {
+        return Priority.of(3, 0);
+      }
+
+      @Override
+      public double ratio() {
+        return 0.5;
+      }
+
+      @Override
+      public boolean overloaded() {
+        return true;
+      }
+    };
+    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(2)).rejector(cutAtTier3)
+        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
+    time.advanceTo(100 * MS);
+    assertEquals(Priority.of(3, 0), s.cutoff());
+
+    // A permit is free and nothing waits: turning it away would idle the permit and delay no one.
+    Recorder idlePermit = new Recorder();
+    s.submit(Priority.LOWEST, idlePermit);
+    assertNotNull(idlePermit.permit, "cut off, but it would not wait");
+    Recorder important = new Recorder();
+    s.submit(Priority.of(1, 0), important);
+    assertNotNull(important.permit);
+
+    // Every permit is in use: what is cut off is shed at the door, what is not waits.
+    Recorder cutOff = new Recorder();
+    s.submit(Priority.of(3, 0), cutOff);
+    assertEquals(RejectReason.SHED, cutOff.reason);
+    Recorder waits = new Recorder();
+    s.submit(Priority.of(2, 127), waits);
+    assertNull(waits.reason);
+    assertEquals(1, s.queued());
+    // A freed permit goes to what waits, not to the next cut-off arrival.
+    assertTrue(idlePermit.permit.success());
+    assertNotNull(waits.permit, "the waiting request takes the freed permit");
+    Recorder next = new Recorder();
+    s.submit(Priority.LOWEST, next);
+    assertEquals(RejectReason.SHED, next.reason);
+
+    assertTrue(important.permit.success());
+    assertTrue(waits.permit.success());
+    assertEquals(0, s.inflight());
+    Snapshot snap = s.snapshot();
+    assertEquals(2, snap.total(Snapshot.Counter.SHED));
+    assertEquals(3, snap.total(Snapshot.Counter.ADMITTED));
+  }
+
+  @Test
   void whileOverloadedTheQueueHoldsTwoLimitsWorthAndEvictsTheLeastImportant() {
     boolean[] overloaded = {false};
     Rejector rejector = new Rejector() {

@@ -190,17 +190,37 @@ class TryEnterTest {
   }
 
   @Test
-  void refusesWhenClosedOrCutOffWithoutCounting() {
-    Controlled c = new Controlled(5);
+  void theCutoffRefusesOnlyWhatWouldWaitAndCountsNothing() {
+    Controlled c = new Controlled(2);
     LoadShedder s = shedder(c);
     c.cutoff = Priority.of(3, 0);
     tick();
     assertEquals(Priority.of(3, 0), s.cutoff());
-    assertEquals(LoadShedder.NOT_ADMITTED, s.tryEnter(Priority.of(3, 0)));
-    assertEquals(LoadShedder.NOT_ADMITTED, s.tryEnter(Priority.LOWEST));
-    long e = s.tryEnter(Priority.of(2, 127));
-    assertTrue(e >= 0, "above the cutoff");
+    long low = s.tryEnter(Priority.LOWEST);
+    assertTrue(low >= 0, "a free permit and nothing queued: it would not wait, so it runs");
+    long high = s.tryEnter(Priority.of(2, 127));
+    assertTrue(high >= 0, "above the cutoff");
+    assertEquals(LoadShedder.NOT_ADMITTED, s.tryEnter(Priority.of(3, 0)), "cut off and no permit");
+    assertEquals(LoadShedder.NOT_ADMITTED, s.tryEnter(Priority.HIGHEST), "no permit");
     assertNoRejections(s);
+    assertEquals(1, s.count(Snapshot.Counter.ADMITTED, 5));
+    assertEquals(1, s.count(Snapshot.Counter.ADMITTED, 2));
+
+    // What tryEnter refused, submit decides: below the cutoff with no permit free is shed.
+    Recorder shed = new Recorder();
+    s.submit(Priority.of(3, 0), shed);
+    assertEquals(RejectReason.SHED, shed.reason);
+    s.exit(low, Outcome.SUCCESS);
+    s.exit(high, Outcome.SUCCESS);
+    assertEquals(0, s.inflight());
+  }
+
+  @Test
+  void refusesWhenClosedWithoutCounting() {
+    Controlled c = new Controlled(5);
+    LoadShedder s = shedder(c);
+    long e = s.tryEnter(Priority.of(2, 127));
+    assertTrue(e >= 0);
     s.close();
     assertEquals(LoadShedder.NOT_ADMITTED, s.tryEnter(Priority.HIGHEST));
     assertNoRejections(s);

@@ -1,6 +1,7 @@
 package dev.weir.jmh;
 
 import dev.weir.LoadShedder;
+import dev.weir.Outcome;
 import dev.weir.control.Limits;
 import dev.weir.sim.VirtualTime;
 import java.time.Duration;
@@ -21,7 +22,9 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The cost of a shed decision when overloaded: {@code submit} of a request whose priority is at or
- * above the cutoff, rejected at the door with {@code SHED} before it touches the queue.
+ * above the cutoff, rejected at the door with {@code SHED} before it touches the queue. The cutoff
+ * sheds only what would wait, so the setup holds the only permit: as under overload, every permit
+ * is in use.
  *
  * <p>With {@code clock=virtual} the shedder runs on {@link VirtualTime}, advanced once past the
  * control interval so that the tick applies {@link ShedEverything}'s cutoff of 0; no timer thread
@@ -41,13 +44,14 @@ public class ShedBenchmark {
   String clock = "virtual";
 
   LoadShedder shedder;
+  long held;
   final ReleasingCallback callback = new ReleasingCallback();
 
   @Setup
   public void setup() throws InterruptedException {
     LoadShedder.Builder builder = LoadShedder.builder()
         .name("jmh-shed")
-        .limit(Limits.fixed(1000))
+        .limit(Limits.fixed(1))
         .rejector(new ShedEverything());
     switch (clock) {
       case "virtual":
@@ -68,10 +72,15 @@ public class ShedBenchmark {
     if (shedder.cutoff() != 0) {
       throw new IllegalStateException("the tick did not apply the cutoff: " + shedder);
     }
+    held = shedder.tryEnter(FastPathBenchmark.PRIORITY);
+    if (held == LoadShedder.NOT_ADMITTED) {
+      throw new IllegalStateException("could not take the only permit: " + shedder);
+    }
   }
 
   @TearDown
   public void tearDown() {
+    shedder.exit(held, Outcome.SUCCESS);
     shedder.close();
   }
 

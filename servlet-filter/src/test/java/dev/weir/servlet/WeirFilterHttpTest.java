@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.ControlWindow;
 import dev.weir.LoadShedder;
+import dev.weir.Outcome;
 import dev.weir.Permit;
 import dev.weir.Priority;
 import dev.weir.Rejector;
@@ -160,13 +161,17 @@ class WeirFilterHttpTest {
 
   @Test
   void shedRequestsGet429WithRetryAfter() throws Exception {
-    WeirFilter filter = WeirFilter.builder().rejector(CutoffRejector::new)
+    WeirFilter filter = WeirFilter.builder().limit(() -> Limits.fixed(1))
+        .rejector(CutoffRejector::new)
         .retryAfter(Duration.ofSeconds(2)).rejectionFormat(RejectionFormat.JSON).build();
     try (TestServer s = TestServer.with(filter)
         .servlet("/api", servlet((req, res) -> res.getWriter().print("ok"))).start()) {
       assertEquals(200, get(s, "/api", "X-Weir-Tier", "4").statusCode()); // before the first tick
       LoadShedder shedder = filter.shedders().get("GET /api");
       await(() -> shedder.cutoff() == Priority.of(3, 0), WAIT, () -> "no tick yet");
+      // The cutoff sheds only what would wait: with the only permit free, tier 4 would run.
+      long held = shedder.tryEnter(Priority.HIGHEST);
+      assertTrue(held >= 0, "the test holds the only permit");
 
       HttpResponse<String> shed = get(s, "/api", "X-Weir-Tier", "4");
       assertEquals(429, shed.statusCode());
@@ -174,6 +179,7 @@ class WeirFilterHttpTest {
       assertEquals("application/json", shed.headers().firstValue("Content-Type").orElse(null));
       assertEquals("{\"error\":\"overloaded\",\"reason\":\"SHED\",\"status\":429,"
           + "\"retryAfterSeconds\":2}", shed.body());
+      shedder.exit(held, Outcome.SUCCESS);
       assertEquals(200, get(s, "/api", "X-Weir-Tier", "2").statusCode());
       assertEquals(1, shedder.snapshot().count(Snapshot.Counter.SHED, 4));
       assertDrained(filter);
