@@ -142,7 +142,8 @@
       (finally (wr/close! h) (.close shedder)))))
 
 (defn- cutoff-rejector
-  "Sheds every priority at or below `cutoff` from the first control tick on."
+  "Cuts off every priority at or below `cutoff` from the first control tick on: shed when it
+  would wait."
   ^Rejector [cutoff]
   (reify Rejector
     (update [_ _] (int cutoff))

@@ -20,14 +20,16 @@ import java.util.logging.Logger;
  * <h2>Life of a request</h2>
  * <ol>
  *   <li>{@link #submit} with a packed {@link Priority}. If nothing is queued and fewer than {@code
- *       limit} permits are held, the request is admitted at once, whatever its priority: no lock, no allocation beyond the request itself, and, while the limit
- *       is far from used, no write to a cache line that other threads write (the permits are
- *       {@linkplain Credits credits}, cached per thread stripe). {@link #tryEnter} and {@link
+ *       limit} permits are held, the request is admitted at once, whatever its priority: no lock,
+ *       no allocation beyond the request itself, and, while the limit is far from used, no write
+ *       to a cache line that other threads write (the permits are {@linkplain Credits credits},
+ *       cached per thread stripe). {@link #tryEnter} and {@link
  *       #exit} are this path without the request object, for callers that release exactly once.
  *       The cutoff sheds only what would wait: turning away a request that a free permit could
  *       run at once would idle the permit and spare no one a wait.
  *   <li>Otherwise, if the {@link Rejector}'s cutoff excludes the priority, the request is
- *       rejected at once as {@link RejectReason#SHED}.
+ *       rejected at once as {@link RejectReason#SHED}; behind a non-empty queue, the usual case
+ *       under overload, without allocating anything.
  *   <li>Otherwise it waits in a bucketed priority queue, at most its queue timeout. When a permit
  *       is released, the releasing thread admits the next waiting request: from the most important
  *       tier that has one, the one that arrived first (cohorts decide who is shed, not who waits
@@ -170,6 +172,12 @@ public final class LoadShedder implements AutoCloseable {
    */
   public Ticket submit(int priority, long timeoutNanos, AdmissionCallback callback) {
     Objects.requireNonNull(callback, "callback");
+    if (priority >= cutoff && queue.size() != 0 && !closed) {
+      // Cut off, and it would wait behind what is queued: what admit() decides, but without a
+      // request object, on what is under overload the most frequent path.
+      checkArguments(priority, timeoutNanos);
+      return shedAtTheDoor(priority, callback);
+    }
     Request r = newRequest(priority, timeoutNanos, callback, null);
     admit(r);
     return r;
@@ -237,9 +245,9 @@ public final class LoadShedder implements AutoCloseable {
    * synchronous servlet filter does with {@code try}/{@code finally}.
    *
    * <p>It admits if the shedder is open, nothing is queued and a permit is free, whatever the
-   * cutoff (which sheds only what would wait), and then counts what an immediate admission by {@link #submit}
-   * counts: an arrival at the priority's level, {@link Snapshot.Counter#ADMITTED} for its tier, and
-   * a latency sample when it is this admission's turn. It returns an <em>entry</em>, a
+   * cutoff (which sheds only what would wait), and then counts what an immediate admission by
+   * {@link #submit} counts: an arrival at the priority's level, {@link Snapshot.Counter#ADMITTED}
+   * for its tier, and a latency sample when it is this admission's turn. It returns an <em>entry</em>, a
    * non-negative token that holds what {@link #exit} needs: the tier, and the admission time if
    * sampled. Otherwise it returns {@link #NOT_ADMITTED} and counts nothing, not even the arrival:
    * the caller then goes to {@link #submit} or {@link #acquire}, which queue, shed or reject the
@@ -317,11 +325,28 @@ public final class LoadShedder implements AutoCloseable {
     }
   }
 
-  private Request newRequest(int priority, long timeoutNanos, AdmissionCallback cb, Thread w) {
+  private static void checkArguments(int priority, long timeoutNanos) {
     Priority.check(priority);
     if (timeoutNanos <= 0) {
       throw new IllegalArgumentException("timeout must be positive, was " + timeoutNanos + "ns");
     }
+  }
+
+  /** Counts and answers what admit() counts and answers for a shed request. */
+  private Ticket shedAtTheDoor(int priority, AdmissionCallback cb) {
+    int stripe = counters.stripe();
+    counters.add(stripe, priority, 1);
+    counters.add(stripe, counterSlot(Snapshot.Counter.SHED, Priority.tier(priority)), 1);
+    try {
+      cb.onRejected(RejectReason.SHED);
+    } catch (Throwable t) {
+      LOG.log(Level.WARNING, "AdmissionCallback.onRejected threw", t);
+    }
+    return ShedTicket.of(priority);
+  }
+
+  private Request newRequest(int priority, long timeoutNanos, AdmissionCallback cb, Thread w) {
+    checkArguments(priority, timeoutNanos);
     long queueTimeout = timeoutNanos == requestTimeoutNanos
         ? queueTimeoutNanos
         : (long) (timeoutNanos * queueTimeoutFraction);

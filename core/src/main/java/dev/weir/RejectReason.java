@@ -3,7 +3,8 @@ package dev.weir;
 /** Why a request was not admitted. */
 public enum RejectReason {
   /** Shed at the door by the rejector: the service is overloaded, the request's priority is
-   * below the cutoff, and no permit was free for it. Adapters answer 429. */
+   * below the cutoff, and it would have had to wait (every permit in use, or requests already
+   * queued). Adapters answer 429. */
   SHED,
   /** The queue was full and held nothing less important to make room. Adapters answer 429. */
   QUEUE_FULL,

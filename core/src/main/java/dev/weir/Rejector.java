@@ -18,7 +18,10 @@ public interface Rejector {
    */
   int update(ControlWindow window);
 
-  /** The fraction of recent traffic the rejector aims to shed, in [0, 1]. */
+  /**
+   * The fraction of recent traffic the cutoff covers, in [0, 1]: what the rejector aims to shed.
+   * What is shed is at most this, since a cut-off request that would not wait runs.
+   */
   double ratio();
 
   /** Whether the rejector currently judges the shedder overloaded. */

@@ -86,7 +86,7 @@ public final class Snapshot {
   /** Requests waiting in the queue. */
   public int queued() { return queued; }
 
-  /** The rejector's target fraction of traffic to shed, in [0, 1]. */
+  /** The fraction of recent traffic the cutoff covers, in [0, 1]; at most this is shed. */
   public double rejectionRatio() { return rejectionRatio; }
 
   /**

@@ -88,9 +88,11 @@ class LoadShedderTest {
 
   @Test
   void theCutoffShedsOnlyWhatWouldWait() {
+    long[] arrivals = {0};
     Rejector cutAtTier3 = new Rejector() {
       @Override
       public int update(ControlWindow window) {
+        arrivals[0] += window.arrivals();
         return Priority.of(3, 0);
       }
 
@@ -125,6 +127,28 @@ class LoadShedderTest {
     s.submit(Priority.of(2, 127), waits);
     assertNull(waits.reason);
     assertEquals(1, s.queued());
+    // Behind a queue, a cut-off request is shed without a request object: its ticket is answered.
+    Recorder behind = new Recorder();
+    Ticket ticket = s.submit(Priority.of(4, 9), behind);
+    assertEquals(RejectReason.SHED, behind.reason);
+    assertEquals(1, behind.calls);
+    assertEquals(Priority.of(4, 9), ticket.priority());
+    assertFalse(ticket.cancel(), "nothing to withdraw");
+    assertThrows(IllegalArgumentException.class, () -> s.submit(Priority.LEVELS, new Recorder()));
+    assertThrows(IllegalArgumentException.class,
+        () -> s.submit(Priority.of(4, 9), 0, new Recorder()));
+    AdmissionCallback throwing = new AdmissionCallback() {
+      @Override
+      public void onAdmitted(Permit p) {
+        throw new AssertionError("cut off and queued behind others");
+      }
+
+      @Override
+      public void onRejected(RejectReason reason) {
+        throw new IllegalStateException("a callback's own failure");
+      }
+    };
+    s.submit(Priority.of(4, 10), throwing); // contained: the caller's thread is not the callback's
     // A freed permit goes to what waits, not to the next cut-off arrival.
     assertTrue(idlePermit.permit.success());
     assertNotNull(waits.permit, "the waiting request takes the freed permit");
@@ -136,8 +160,10 @@ class LoadShedderTest {
     assertTrue(waits.permit.success());
     assertEquals(0, s.inflight());
     Snapshot snap = s.snapshot();
-    assertEquals(2, snap.total(Snapshot.Counter.SHED));
+    assertEquals(4, snap.total(Snapshot.Counter.SHED));
     assertEquals(3, snap.total(Snapshot.Counter.ADMITTED));
+    time.advanceTo(200 * MS);
+    assertEquals(7, arrivals[0], "every valid submit is an arrival, shed or not");
   }
 
   @Test

@@ -203,6 +203,8 @@ class TryEnterTest {
     assertEquals(LoadShedder.NOT_ADMITTED, s.tryEnter(Priority.of(3, 0)), "cut off and no permit");
     assertEquals(LoadShedder.NOT_ADMITTED, s.tryEnter(Priority.HIGHEST), "no permit");
     assertNoRejections(s);
+    tick();
+    assertEquals(2, c.arrivals, "the two refusals counted no arrival");
     assertEquals(1, s.count(Snapshot.Counter.ADMITTED, 5));
     assertEquals(1, s.count(Snapshot.Counter.ADMITTED, 2));
 

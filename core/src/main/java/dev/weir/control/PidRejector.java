@@ -26,8 +26,10 @@ import java.time.Duration;
  * moves that shedding to the door; and every interval in which the queue emptied nudges the ratio
  * down, since the door then turned away work that idle permits could have served. The controller
  * leans toward admitting: the shedder's bound evicts the least important of what it lets in too
- * much, within milliseconds, while a door shut too far idles capacity that nothing recovers. Each is divided by the arrivals of the interval, so the
- * controller sees rates, not counts, and behaves alike at 50 and at 50,000 RPS; at low rates it
+ * much, within milliseconds, while a door shut too far lets the queue empty and the permits wait
+ * for whatever arrives next, in any order of importance. Each term is divided by the arrivals of
+ * the interval, so the controller sees rates, not counts, and behaves alike at 50 and at 50,000
+ * RPS; at low rates it
  * gathers at least {@code minArrivals} before it moves. Once the queue has stayed empty for three
  * ticks, the ratio decays by {@code decay} a tick: fast enough to stop shedding within a few
  * seconds of an overload's end, slow enough that a brief lull does not reopen the door. The result
@@ -38,9 +40,10 @@ import java.time.Duration;
  * overload: it waits for capacity the limit is about to grant.
  *
  * <p><b>Cutoff.</b> The ratio becomes a priority cutoff through a decayed histogram of recent
- * arrivals over all 768 levels: the least important {@code ratio} of traffic is shed. Because
- * cohorts order the levels within a tier, services that share the cohort scheme shed the same
- * users.
+ * arrivals over all 768 levels: the least important {@code ratio} of traffic is cut off, and shed
+ * when it would wait (a request that finds a permit free and nothing queued runs whatever its
+ * priority), so at most {@code ratio} is shed. Because cohorts order the levels within a tier,
+ * services that share the cohort scheme shed the same users.
  *
  * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap.
  */

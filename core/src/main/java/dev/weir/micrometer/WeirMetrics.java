@@ -61,7 +61,8 @@ public final class WeirMetrics implements MeterBinder {
     Gauge.builder("weir.rejection.ratio", s, LoadShedder::rejectionRatio).tags(tags)
         .description("The fraction of traffic the rejector aims to shed").register(registry);
     Gauge.builder("weir.cutoff", s, LoadShedder::cutoff).tags(tags)
-        .description("Priorities at or above the cutoff are shed when they would wait").register(registry);
+        .description("Priorities at or above the cutoff are shed when they would wait")
+        .register(registry);
     Gauge.builder("weir.overloaded", s, x -> x.overloaded() ? 1 : 0).tags(tags)
         .description("1 while the rejector judges the shedder overloaded").register(registry);
     for (int tier = 0; tier < Priority.TIERS; tier++) {

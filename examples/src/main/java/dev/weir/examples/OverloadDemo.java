@@ -132,7 +132,7 @@ public final class OverloadDemo {
     if (filter != null) {
       for (Snapshot snap : filter.snapshots().values()) {
         sb.append(String.format(Locale.ROOT, "; Weir limit %d, in flight %d, queued %d,"
-            + " shedding %.0f%%%s", snap.limit(), snap.inflight(), snap.queued(),
+            + " cutting off %.0f%%%s", snap.limit(), snap.inflight(), snap.queued(),
             100 * snap.rejectionRatio(), Priority.isValid(snap.cutoff())
                 ? " from priority " + Priority.toString(snap.cutoff()) : ""));
       }

@@ -22,15 +22,16 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The cost of a shed decision when overloaded: {@code submit} of a request whose priority is at or
- * above the cutoff, rejected at the door with {@code SHED} before it touches the queue. The cutoff
- * sheds only what would wait, so the setup holds the only permit: as under overload, every permit
- * is in use.
+ * above the cutoff while others wait, rejected at the door with {@code SHED}. The cutoff sheds
+ * only what would wait, so the setup holds the only permit and queues one request, as under
+ * overload, when every permit is in use and the queue is seldom empty. That request's timeout is
+ * an hour, longer than any run.
  *
  * <p>With {@code clock=virtual} the shedder runs on {@link VirtualTime}, advanced once past the
  * control interval so that the tick applies {@link ShedEverything}'s cutoff of 0; no timer thread
  * runs, and reading the clock is reading a field. With {@code clock=system} it runs on the real
- * clock and timer, as in production: each decision pays one {@code System.nanoTime()} (the
- * arrival time), and a 1 ms control tick keeps running on the {@code weir-timer} thread.
+ * clock and timer, as in production: a 1 ms control tick keeps running on the {@code weir-timer}
+ * thread.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -46,41 +47,50 @@ public class ShedBenchmark {
   LoadShedder shedder;
   long held;
   final ReleasingCallback callback = new ReleasingCallback();
+  final ReleasingCallback waiting = new ReleasingCallback();
 
   @Setup
   public void setup() throws InterruptedException {
+    ShedEverything rejector = new ShedEverything();
     LoadShedder.Builder builder = LoadShedder.builder()
         .name("jmh-shed")
         .limit(Limits.fixed(1))
-        .rejector(new ShedEverything());
+        .requestTimeout(Duration.ofHours(1))
+        .rejector(rejector);
+    VirtualTime time = null;
     switch (clock) {
       case "virtual":
-        VirtualTime time = new VirtualTime();
+        time = new VirtualTime();
         shedder = builder.timer(time).build();
-        time.advance(LoadShedder.Builder.DEFAULT_CONTROL_INTERVAL.toNanos());
         break;
       case "system":
         shedder = builder.controlInterval(Duration.ofMillis(1)).build();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (shedder.cutoff() != 0 && System.nanoTime() - deadline < 0) {
-          Thread.sleep(1); // waiting on a real timer thread; no latch to wait on
-        }
         break;
       default:
         throw new IllegalArgumentException("clock must be virtual or system, was " + clock);
-    }
-    if (shedder.cutoff() != 0) {
-      throw new IllegalStateException("the tick did not apply the cutoff: " + shedder);
     }
     held = shedder.tryEnter(FastPathBenchmark.PRIORITY);
     if (held == LoadShedder.NOT_ADMITTED) {
       throw new IllegalStateException("could not take the only permit: " + shedder);
     }
+    shedder.submit(FastPathBenchmark.PRIORITY, waiting);
+    rejector.arm();
+    if (time != null) {
+      time.advance(LoadShedder.Builder.DEFAULT_CONTROL_INTERVAL.toNanos());
+    } else {
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (shedder.cutoff() != 0 && System.nanoTime() - deadline < 0) {
+        Thread.sleep(1); // waiting on a real timer thread; no latch to wait on
+      }
+    }
+    if (shedder.cutoff() != 0 || shedder.queued() != 1) {
+      throw new IllegalStateException("not one request queued behind a cutoff of 0: " + shedder);
+    }
   }
 
   @TearDown
   public void tearDown() {
-    shedder.exit(held, Outcome.SUCCESS);
+    shedder.exit(held, Outcome.SUCCESS); // admits the queued request, whose callback releases it
     shedder.close();
   }
 

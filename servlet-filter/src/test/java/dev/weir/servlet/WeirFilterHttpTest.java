@@ -169,7 +169,9 @@ class WeirFilterHttpTest {
       assertEquals(200, get(s, "/api", "X-Weir-Tier", "4").statusCode()); // before the first tick
       LoadShedder shedder = filter.shedders().get("GET /api");
       await(() -> shedder.cutoff() == Priority.of(3, 0), WAIT, () -> "no tick yet");
-      // The cutoff sheds only what would wait: with the only permit free, tier 4 would run.
+      // The cutoff sheds only what would wait: with the only permit free, tier 4 runs.
+      assertEquals(200, get(s, "/api", "X-Weir-Tier", "4").statusCode());
+      await(() -> shedder.inflight() == 0, WAIT, () -> "its permit is not back");
       long held = shedder.tryEnter(Priority.HIGHEST);
       assertTrue(held >= 0, "the test holds the only permit");
 
