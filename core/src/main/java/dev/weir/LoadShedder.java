@@ -247,9 +247,9 @@ public final class LoadShedder implements AutoCloseable {
    * <p>It admits if the shedder is open, nothing is queued and a permit is free, whatever the
    * cutoff (which sheds only what would wait), and then counts what an immediate admission by
    * {@link #submit} counts: an arrival at the priority's level, {@link Snapshot.Counter#ADMITTED}
-   * for its tier, and a latency sample when it is this admission's turn. It returns an <em>entry</em>, a
-   * non-negative token that holds what {@link #exit} needs: the tier, and the admission time if
-   * sampled. Otherwise it returns {@link #NOT_ADMITTED} and counts nothing, not even the arrival:
+   * for its tier, and a latency sample when it is this admission's turn. It returns an
+   * <em>entry</em>, a non-negative token that holds what {@link #exit} needs: the tier, and the
+   * admission time if sampled. Otherwise it returns {@link #NOT_ADMITTED} and counts nothing, not even the arrival:
    * the caller then goes to {@link #submit} or {@link #acquire}, which queue, shed or reject the
    * request and count it. Under overload such a caller pays one failed attempt more.
    *
@@ -337,11 +337,7 @@ public final class LoadShedder implements AutoCloseable {
     int stripe = counters.stripe();
     counters.add(stripe, priority, 1);
     counters.add(stripe, counterSlot(Snapshot.Counter.SHED, Priority.tier(priority)), 1);
-    try {
-      cb.onRejected(RejectReason.SHED);
-    } catch (Throwable t) {
-      LOG.log(Level.WARNING, "AdmissionCallback.onRejected threw", t);
-    }
+    tellRejected(cb, RejectReason.SHED);
     return ShedTicket.of(priority);
   }
 
@@ -586,8 +582,13 @@ public final class LoadShedder implements AutoCloseable {
     AdmissionCallback cb = r.callback;
     if (cb == null) {
       r.wake();
-      return;
+    } else {
+      tellRejected(cb, reason);
     }
+  }
+
+  /** A callback's own failure is logged, not thrown into whichever thread answered it. */
+  private static void tellRejected(AdmissionCallback cb, RejectReason reason) {
     try {
       cb.onRejected(reason);
     } catch (Throwable t) {

@@ -14,27 +14,30 @@ import java.time.Duration;
  * queue, not a burst being absorbed).
  *
  * <p><b>Ratio.</b> While shedding, a PI controller in velocity form turns the queue's dynamics into
- * a rejection ratio. The proportional term follows the excess inflow (requests enqueued minus
- * requests admitted from the queue); the integral term follows the backlog above a target of a
- * limit and a half's worth, enough to keep every permit busy through the next interval's noise,
- * counted up to the shedder's overload bound (beyond it the shedder evicts), and aims for that
- * bound when the cut spares the most important tier arriving, whose requests go ahead
- * of everything queued and so do not wait for a fuller queue, and for one limit while
- * requests time out in the queue, since then it is too long for some tier whatever its count; a
- * gentle
- * third term follows the rate of queue timeouts, which are requests shed late, after a wait, and
- * moves that shedding to the door; and every interval in which the queue emptied nudges the ratio
- * down, since the door then turned away work that idle permits could have served. The controller
- * leans toward admitting: the shedder's bound evicts the least important of what it lets in too
- * much, within milliseconds, while a door shut too far lets the queue empty and the permits wait
- * for whatever arrives next, in any order of importance. Each term is divided by the arrivals of
- * the interval, so the controller sees rates, not counts, and behaves alike at 50 and at 50,000
- * RPS; at low rates it
- * gathers at least {@code minArrivals} before it moves. Once the queue has stayed empty for three
- * ticks, the ratio decays by {@code decay} a tick: fast enough to stop shedding within a few
- * seconds of an overload's end, slow enough that a brief lull does not reopen the door. The result
- * is a ratio that settles in a few seconds, without the all-or-nothing swings of CoDel-style
- * shedders.
+ * a rejection ratio, from four terms:
+ * <ul>
+ *   <li>The proportional term follows the excess inflow (requests enqueued minus requests admitted
+ *       from the queue).
+ *   <li>The integral term follows the backlog above a target of a limit and a half's worth, enough
+ *       to keep every permit busy through the next interval's noise, counted up to the shedder's
+ *       overload bound (beyond it the shedder evicts). It aims for that bound when the cut spares
+ *       the most important tier arriving, whose requests go ahead of everything queued and so do
+ *       not wait for a fuller queue; and for one limit while requests time out in the queue, since
+ *       then it is too long for some tier whatever its count.
+ *   <li>A gentle third term follows the rate of queue timeouts, which are requests shed late,
+ *       after a wait, and moves that shedding to the door.
+ *   <li>Every interval in which the queue emptied nudges the ratio down, since the door then
+ *       turned away work that idle permits could have served.
+ * </ul>
+ * The controller leans toward admitting: the shedder's bound evicts the least important of what it
+ * lets in too much, within milliseconds, while a door shut too far lets the queue empty and the
+ * permits wait for whatever arrives next, in any order of importance. Each term is divided by the
+ * arrivals of the interval, so the controller sees rates, not counts, and behaves alike at 50 and
+ * at 50,000 RPS; at low rates it gathers at least {@code minArrivals} before it moves. Once the
+ * queue has stayed empty for three ticks, the ratio decays by {@code decay} a tick: fast enough to
+ * stop shedding within a few seconds of an overload's end, slow enough that a brief lull does not
+ * reopen the door. The result is a ratio that settles in a few seconds, without the
+ * all-or-nothing swings of CoDel-style shedders.
  *
  * <p>A queue that stands while the limit is still climbing steeply (a cold start) is not judged
  * overload: it waits for capacity the limit is about to grant.
