@@ -26,6 +26,7 @@ public final class ControlWindow {
   int peakInflight;
   int limit;
   int overloadQueueBound;
+  boolean cutSparesTopTier;
   boolean queueEmptied;
   long requestTimeoutNanos;
   final long[] levelArrivals = new long[Priority.LEVELS];
@@ -86,6 +87,14 @@ public final class ControlWindow {
    * at this interval's limit: beyond it the shedder evicts the least important.
    */
   public int overloadQueueBound() { return overloadQueueBound; }
+
+  /**
+   * Whether the cutoff in force during the interval sheds only tiers less important than the most
+   * important tier arriving (from 1% of recent traffic): then all of that tier is admitted and goes
+   * ahead of everything queued, and {@link #overloadQueueBound()} is the longer of the shedder's
+   * two bounds.
+   */
+  public boolean cutSparesTopTier() { return cutSparesTopTier; }
 
   /** Whether the queue was empty at some moment of the interval (or is now). */
   public boolean queueEmptied() { return queueEmptied; }

@@ -167,7 +167,7 @@ class LoadShedderTest {
   }
 
   @Test
-  void whileOverloadedTheQueueHoldsTwoLimitsWorthAndEvictsTheLeastImportant() {
+  void whileOverloadedTheQueueHoldsALimitAndAHalfsWorthAndEvictsTheLeastImportant() {
     boolean[] overloaded = {false};
     Rejector rejector = new Rejector() {
       @Override
@@ -200,32 +200,94 @@ class LoadShedderTest {
     overloaded[0] = true;
     time.advanceTo(100 * MS);
     // The tick that lowers the bound trims the backlog to it at once, least important first.
-    assertEquals(4, s.queued(), "two limits' worth");
-    assertEquals(RejectReason.QUEUE_FULL, queued.get(5).reason);
-    assertEquals(RejectReason.QUEUE_FULL, queued.get(4).reason);
-    for (int i = 0; i < 4; i++) {
+    // Nothing is cut off, so the cut does not spare the most important tier arriving (tier 0).
+    assertEquals(3, s.queued(), "a limit and a half's worth");
+    for (int i = 3; i < 6; i++) {
+      assertEquals(RejectReason.QUEUE_FULL, queued.get(i).reason, "cohort " + i + " is evicted");
+    }
+    for (int i = 0; i < 3; i++) {
       assertNull(queued.get(i).reason, "cohort " + i + " keeps its place");
     }
     Recorder important = new Recorder();
     s.submit(Priority.of(1, 0), important);
     assertNull(important.reason);
-    assertEquals(RejectReason.QUEUE_FULL, queued.get(3).reason, "the least important goes");
+    assertEquals(RejectReason.QUEUE_FULL, queued.get(2).reason, "the least important goes");
     Recorder lessImportant = new Recorder();
     s.submit(Priority.of(3, 100), lessImportant);
     assertEquals(RejectReason.QUEUE_FULL, lessImportant.reason);
-    assertEquals(4, s.queued());
+    assertEquals(3, s.queued());
     overloaded[0] = false;
     time.advanceTo(200 * MS);
     Recorder calm = new Recorder();
     s.submit(Priority.of(5, 0), calm);
     assertNull(calm.reason, "the bound lifts with the overload");
-    assertEquals(5, s.queued());
+    assertEquals(4, s.queued());
     // Everyone is answered exactly once: the two holders and the queue drain, the rest were shed.
     long shed = s.snapshot().total(Snapshot.Counter.QUEUE_FULL);
-    assertEquals(4, shed, "cohorts 5, 4 and 3 of tier 3, and the late tier-3 arrival");
+    assertEquals(5, shed, "cohorts 5 to 2 of tier 3, and the late tier-3 arrival");
     for (Recorder r : queued) {
       assertTrue(r.calls <= 1, "answered at most once");
     }
+  }
+
+  /**
+   * The bound is longer while the cut spares the most important tier arriving, whose requests go
+   * ahead of everything queued: then the queue only buffers less important work. A tier counts as
+   * arriving from 1% of recent traffic, so a stray request of a more important tier changes
+   * nothing.
+   */
+  @Test
+  void theQueueHoldsTwoLimitsWorthWhileTheCutSparesTheMostImportantTierArriving() {
+    List<Boolean> spared = new ArrayList<>();
+    List<Integer> bounds = new ArrayList<>();
+    Rejector cutInTier5 = new Rejector() {
+      @Override
+      public int update(ControlWindow window) {
+        spared.add(window.cutSparesTopTier());
+        bounds.add(window.overloadQueueBound());
+        return Priority.of(5, 64);
+      }
+
+      @Override
+      public double ratio() {
+        return 0.25;
+      }
+
+      @Override
+      public boolean overloaded() {
+        return true;
+      }
+    };
+    // Every request is admitted at once and released at once: only the arrivals matter here.
+    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(10))
+        .rejector(cutInTier5).queueCapacity(100).build();
+    long now = 0;
+    for (int tick = 0; tick < 3; tick++) {
+      for (int i = 0; i < 200; i++) {
+        submitAndRelease(s, Priority.of(5, i % 64));
+      }
+      submitAndRelease(s, Priority.of(1, 0)); // 1 in 201: not a tier arriving
+      time.advanceTo(now += 100 * MS);
+    }
+    assertEquals(List.of(false, false, false), spared, "the cut falls inside tier 5");
+    assertEquals(15, bounds.get(2), "a limit and a half's worth");
+    for (int tick = 0; tick < 3; tick++) {
+      for (int i = 0; i < 50; i++) {
+        submitAndRelease(s, Priority.of(5, i));
+        submitAndRelease(s, Priority.of(1, i));
+      }
+      time.advanceTo(now += 100 * MS);
+    }
+    // A window reports the cut in force during it, judged on the arrivals up to its start.
+    assertEquals(List.of(false, true, true), spared.subList(3, 6),
+        "the cut in tier 5 spares tier 1, arriving");
+    assertEquals(20, bounds.get(5), "two limits' worth");
+  }
+
+  private static void submitAndRelease(LoadShedder s, int priority) {
+    Recorder r = new Recorder();
+    s.submit(priority, r);
+    assertTrue(r.permit.success());
   }
 
   @Test

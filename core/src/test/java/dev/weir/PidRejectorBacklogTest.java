@@ -29,31 +29,37 @@ class PidRejectorBacklogTest {
   }
 
   /**
-   * Like {@link #window}, with the arrivals in tier 1 but for a stray tier-0 request every other
-   * interval (0.5% of traffic: not enough to count as a tier arriving), and the given flows.
+   * Like {@link #window}, with the arrivals in tier 1 alone, the shedder's bound for a cut inside
+   * the most important tier arriving (a limit and a half), and the given flows.
    */
   private static ControlWindow oneTier(long now, int queueLength, int enqueued, int dequeued) {
     ControlWindow w = window(now, queueLength);
     java.util.Arrays.fill(w.levelArrivals, 0);
     w.levelArrivals[Priority.of(1, 0)] = 100;
-    w.levelArrivals[Priority.of(0, 0)] = (now / TICK) % 2 == 0 ? 1 : 0;
+    w.overloadQueueBound = 15;
     w.enqueued = enqueued;
     w.dequeued = dequeued;
     w.admitted = dequeued;
     return w;
   }
 
+  /** What the shedder reports with tiers 1 and 5 arriving: the cut spares tier 1 if in tier 5. */
+  private static ControlWindow sparedIfCutInTier5(ControlWindow w, PidRejector r) {
+    w.cutSparesTopTier = r.cutoff() < Priority.LEVELS && Priority.tier(r.cutoff()) == 5;
+    return w;
+  }
+
   @Test
   void theQueueIsKeptFullerWhileTheCutSparesTheMostImportantTier() {
-    // 17 waiting on a limit of 10: above one and a half limits, below two. With tiers 1 and 5
-    // arriving and the cut in tier 5, tier 1 goes ahead of everything queued: the rejector aims
-    // for the full two limits and admits more. With tier 1 alone, cut inside it, every admitted
-    // request waits behind the queue: it aims for one and a half and sheds more.
+    // 17 waiting on a limit of 10. With tiers 1 and 5 arriving and the cut in tier 5, tier 1
+    // goes ahead of everything queued, and the shedder says so: the rejector aims for the full
+    // bound, two limits, and admits more. With tier 1 alone, cut inside it, every admitted
+    // request waits behind the queue: it aims for a limit and a quarter and sheds more.
     PidRejector mixed = PidRejector.builder().build();
     PidRejector topOnly = PidRejector.builder().build();
     long now = 0;
     for (int i = 0; i < 6; i++, now += TICK) {
-      mixed.update(window(now, 17));
+      mixed.update(sparedIfCutInTier5(window(now, 17), mixed));
       topOnly.update(oneTier(now, 17, 100, 60));
     }
     assertTrue(mixed.cutoff() > Priority.of(5, 0) && mixed.cutoff() < Priority.LEVELS,
@@ -65,7 +71,7 @@ class PidRejectorBacklogTest {
     for (int i = 0; i < 10; i++, now += TICK) {
       ControlWindow balanced = window(now, 17);
       balanced.enqueued = 60;
-      mixed.update(balanced);
+      mixed.update(sparedIfCutInTier5(balanced, mixed));
       topOnly.update(oneTier(now, 17, 60, 60));
     }
     assertTrue(mixed.ratio() < mixedBefore, mixedBefore + " -> " + mixed.ratio());
