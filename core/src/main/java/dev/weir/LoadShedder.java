@@ -444,16 +444,15 @@ public final class LoadShedder implements AutoCloseable {
    * at 50,000 RPS, and a stray request of a more important tier does not change it.
    */
   private boolean sparesTopTier(int cut) {
-    if (cut >= Priority.LEVELS) {
-      return false;
-    }
     double total = 0;
     for (double v : recentTierArrivals) {
       total += v;
     }
-    int cutTier = Priority.tier(cut);
-    for (int tier = 0; tier < cutTier; tier++) {
-      if (total > 0 && recentTierArrivals[tier] >= ARRIVING_TIER_SHARE * total) {
+    if (cut >= Priority.LEVELS || total <= 0) {
+      return false;
+    }
+    for (int tier = 0; tier < Priority.tier(cut); tier++) {
+      if (recentTierArrivals[tier] >= ARRIVING_TIER_SHARE * total) {
         return true;
       }
     }

@@ -60,7 +60,7 @@ class LoadShedderStressTest {
   }
 
   /**
-   * Overloaded every other tick, so the queue's bound drops from 16 to 6 and every other tick
+   * Overloaded every other tick, so the queue's bound drops from 16 to 4 and every other tick
    * trims the queue, racing the submitters' enqueues, evictions and dispatches. Sheds nothing at
    * the door.
    */

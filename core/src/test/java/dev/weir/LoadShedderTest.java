@@ -88,24 +88,9 @@ class LoadShedderTest {
 
   @Test
   void theCutoffShedsOnlyWhatWouldWait() {
-    long[] arrivals = {0};
-    Rejector cutAtTier3 = new Rejector() {
-      @Override
-      public int update(ControlWindow window) {
-        arrivals[0] += window.arrivals();
-        return Priority.of(3, 0);
-      }
-
-      @Override
-      public double ratio() {
-        return 0.5;
-      }
-
-      @Override
-      public boolean overloaded() {
-        return true;
-      }
-    };
+    SetRejector cutAtTier3 = new SetRejector();
+    cutAtTier3.cutoff = Priority.of(3, 0);
+    cutAtTier3.overloaded = true;
     LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(2)).rejector(cutAtTier3)
         .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
     time.advanceTo(100 * MS);
@@ -163,28 +148,12 @@ class LoadShedderTest {
     assertEquals(4, snap.total(Snapshot.Counter.SHED));
     assertEquals(3, snap.total(Snapshot.Counter.ADMITTED));
     time.advanceTo(200 * MS);
-    assertEquals(7, arrivals[0], "every valid submit is an arrival, shed or not");
+    assertEquals(7, cutAtTier3.arrivals, "every valid submit is an arrival, shed or not");
   }
 
   @Test
   void whileOverloadedTheQueueHoldsALimitAndAHalfsWorthAndEvictsTheLeastImportant() {
-    boolean[] overloaded = {false};
-    Rejector rejector = new Rejector() {
-      @Override
-      public int update(ControlWindow window) {
-        return Priority.LEVELS;
-      }
-
-      @Override
-      public double ratio() {
-        return 0;
-      }
-
-      @Override
-      public boolean overloaded() {
-        return overloaded[0];
-      }
-    };
+    SetRejector rejector = new SetRejector();
     // Queue timeout 1 s: nothing times out while the ticks below (every 100 ms) apply the bound.
     LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(2)).rejector(rejector)
         .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
@@ -197,7 +166,7 @@ class LoadShedderTest {
       s.submit(Priority.of(3, cohort), r);
     }
     assertEquals(6, s.queued(), "not overloaded: the configured capacity");
-    overloaded[0] = true;
+    rejector.overloaded = true;
     time.advanceTo(100 * MS);
     // The tick that lowers the bound trims the backlog to it at once, least important first.
     // Nothing is cut off, so the cut does not spare the most important tier arriving (tier 0).
@@ -216,7 +185,7 @@ class LoadShedderTest {
     s.submit(Priority.of(3, 100), lessImportant);
     assertEquals(RejectReason.QUEUE_FULL, lessImportant.reason);
     assertEquals(3, s.queued());
-    overloaded[0] = false;
+    rejector.overloaded = false;
     time.advanceTo(200 * MS);
     Recorder calm = new Recorder();
     s.submit(Priority.of(5, 0), calm);
@@ -238,26 +207,11 @@ class LoadShedderTest {
    */
   @Test
   void theQueueHoldsTwoLimitsWorthWhileTheCutSparesTheMostImportantTierArriving() {
-    List<Boolean> spared = new ArrayList<>();
-    List<Integer> bounds = new ArrayList<>();
-    Rejector cutInTier5 = new Rejector() {
-      @Override
-      public int update(ControlWindow window) {
-        spared.add(window.cutSparesTopTier());
-        bounds.add(window.overloadQueueBound());
-        return Priority.of(5, 64);
-      }
-
-      @Override
-      public double ratio() {
-        return 0.25;
-      }
-
-      @Override
-      public boolean overloaded() {
-        return true;
-      }
-    };
+    SetRejector cutInTier5 = new SetRejector();
+    cutInTier5.cutoff = Priority.of(5, 64);
+    cutInTier5.overloaded = true;
+    List<Boolean> spared = cutInTier5.spared;
+    List<Integer> bounds = cutInTier5.bounds;
     // Every request is admitted at once and released at once: only the arrivals matter here.
     LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(10))
         .rejector(cutInTier5).queueCapacity(100).build();

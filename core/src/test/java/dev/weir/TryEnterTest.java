@@ -28,8 +28,6 @@ class TryEnterTest {
   /** A limit that returns what the test sets, and keeps what it saw of the last window. */
   private static final class Controlled implements Limit {
     int limit;
-    /** The cutoff for {@link ControlledRejector}. */
-    int cutoff = Priority.LEVELS;
 
     Controlled(int limit) {
       this.limit = limit;
@@ -65,34 +63,13 @@ class TryEnterTest {
     int peak;
   }
 
-  private static final class ControlledRejector implements Rejector {
-    final Controlled c;
-
-    ControlledRejector(Controlled c) {
-      this.c = c;
-    }
-
-    @Override
-    public int update(ControlWindow window) {
-      return c.cutoff;
-    }
-
-    @Override
-    public double ratio() {
-      return 0;
-    }
-
-    @Override
-    public boolean overloaded() {
-      return false;
-    }
-  }
+  private final SetRejector rejector = new SetRejector();
 
   private LoadShedder shedder(Controlled c) {
     return LoadShedder.builder()
         .timer(time)
         .limit(c)
-        .rejector(new ControlledRejector(c))
+        .rejector(rejector)
         .requestTimeout(Duration.ofMillis(300))
         .queueCapacity(10)
         .build();
@@ -193,7 +170,7 @@ class TryEnterTest {
   void theCutoffRefusesOnlyWhatWouldWaitAndCountsNothing() {
     Controlled c = new Controlled(2);
     LoadShedder s = shedder(c);
-    c.cutoff = Priority.of(3, 0);
+    rejector.cutoff = Priority.of(3, 0);
     tick();
     assertEquals(Priority.of(3, 0), s.cutoff());
     long low = s.tryEnter(Priority.LOWEST);
