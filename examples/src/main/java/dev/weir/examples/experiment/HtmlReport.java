@@ -36,9 +36,10 @@ final class HtmlReport {
    * @param capacity the server's capacity in requests per second, drawn on the goodput chart
    * @param p99Bound the top tier's P99 goal in milliseconds, drawn on the P99 chart; NaN for none
    * @param goals the goals and whether they were met
+   * @param runs every run at the goals' loads, as preformatted text; empty if there was one
    */
   static String render(String title, String description, List<Guard> guards, List<Point> points,
-      Point baseline, double capacity, double p99Bound, List<Goals.Goal> goals) {
+      Point baseline, double capacity, double p99Bound, List<Goals.Goal> goals, String runs) {
     StringBuilder h = new StringBuilder(16_384);
     h.append("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n")
         .append("<meta charset=\"utf-8\"/>\n<title>").append(esc(title)).append("</title>\n")
@@ -64,6 +65,9 @@ final class HtmlReport {
             .append(")</li>\n");
       }
       h.append("</ul>\n");
+    }
+    if (!runs.isEmpty()) {
+      h.append("<pre>").append(esc(runs)).append("</pre>\n");
     }
     h.append("<h2>Measurements</h2>\n<table>\n<tr><th>load</th><th class=\"l\">guard</th>"
         + "<th>offered/s</th><th>t").append(top).append(" ok/s</th><th>other ok/s</th>"

@@ -2,6 +2,7 @@ package dev.weir.examples.experiment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayInputStream;
@@ -52,7 +53,7 @@ class HtmlReportTest {
       points.add(point("weir", load, 190, 10, Double.NaN)); // no success: no latency
     }
     String html = HtmlReport.render("T & T", "set-up <here>", guards, points,
-        point("none", 0.3, 60, 60, 60), 400, 120, Goals.check(points, null));
+        point("none", 0.3, 60, 60, 60), 400, 120, Goals.check(points, null), "every run <here>");
 
     Document doc = parse(html);
     NodeList svgs = doc.getElementsByTagNameNS(SVG, "svg");
@@ -77,6 +78,7 @@ class HtmlReportTest {
     // One table row per point, plus the header and the baseline.
     assertEquals(points.size() + 2, doc.getElementsByTagName("tr").getLength());
     assertTrue(html.contains("none (baseline)"), "the baseline is in the table");
+    assertTrue(html.contains("<pre>every run &lt;here&gt;</pre>"), "the runs, escaped");
     // Self-contained: no script and nothing fetched from elsewhere.
     assertFalse(html.contains("<script"), "no script");
     assertFalse(html.replace("xmlns=\"http://www.w3.org/1999/xhtml\"", "")
@@ -110,5 +112,54 @@ class HtmlReportTest {
     assertFalse(goals.get(4).met(), goals.get(4).toString());
     assertTrue(goals.get(4).evidence().contains("3x: 130 ms"), goals.get(4).evidence());
     assertTrue(Goals.check(points.subList(0, 3), point("none", 0.3, 60, 60, 100)).get(2).met());
+  }
+
+  /** Three paired runs at 3x: weir's total goodput in each, and another guard's. */
+  private static List<Point> threeRuns(double[] weir, double[] other) {
+    List<Point> points = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      points.add(point("weir", 3, 190, weir[i] - 190, 80));
+      points.add(point("gradient", 3, 100, other[i] - 100, 300));
+    }
+    return points;
+  }
+
+  @Test
+  void withRepeatedRunsAGuardIsBetterOnlyIfItsLeadStandsOutOfTheNoise() {
+    // A lead of 1 req/s in every run, on seeds that move both guards together by 10: small, but
+    // the same every time, so measurably better.
+    Goals.Goal steady = Goals.check(threeRuns(new double[] {380, 390, 370},
+        new double[] {381, 391, 371}), null).get(1);
+    assertFalse(steady.met(), steady.toString());
+    assertTrue(steady.evidence().contains("means of 3 paired runs: weir 380.0/s (380, 390, 370),"
+        + " gradient 381.0/s (381, 391, 371); its lead over weir +1.0/s, standard error 0.0/s:"
+        + " measurably better"), steady.evidence());
+    // A larger mean lead (2) that changes sign from run to run (+6, -3, +3): not measurably
+    // better, although a plain comparison of the means would call it the best.
+    Goals.Goal noisy = Goals.check(threeRuns(new double[] {380, 390, 370},
+        new double[] {386, 387, 373}), null).get(1);
+    assertTrue(noisy.met(), noisy.toString());
+    assertTrue(noisy.evidence().contains("standard error 2.6/s: not measurably better"),
+        noisy.evidence());
+    // Weir ahead in every run.
+    assertTrue(Goals.check(threeRuns(new double[] {380, 390, 370},
+        new double[] {370, 385, 369}), null).get(1).met());
+  }
+
+  @Test
+  void theP99GoalHoldsInEveryRunAndRunsMustPairUp() {
+    List<Point> points = new ArrayList<>(threeRuns(new double[] {380, 390, 370},
+        new double[] {370, 385, 369}));
+    Point baseline = point("none", 0.3, 60, 60, 60);
+    assertTrue(Goals.check(points, baseline).get(2).met(), "80 ms in every run, bound 120");
+    points.set(4, point("weir", 3, 190, 200, 130)); // the third weir run, over the bound
+    Goals.Goal p99 = Goals.check(points, baseline).get(2);
+    assertFalse(p99.met(), p99.toString());
+    assertTrue(p99.evidence().contains("3x: 130 ms"), p99.evidence());
+
+    points.remove(5); // gradient's third run
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Goals.check(points, baseline));
+    assertTrue(e.getMessage().contains("gradient has 2 runs and weir 3"), e.getMessage());
   }
 }

@@ -41,7 +41,35 @@ class OverloadExperimentTest {
     assertEquals(0.3, r.baseline().load());
     // Only the P99 goal is decidable at 0.5x.
     assertEquals(1, r.goals().size(), r.goals().toString());
+    assertTrue(r.repeats().isEmpty(), "0.5x is not a goal's load: one run each");
     HtmlReportTest.parse(r.html());
+  }
+
+  @Test
+  void atAGoalsLoadEveryGuardRunsAgainOnTheNextSeedAndTheGoalsPairTheRuns() throws Exception {
+    OverloadExperiment.Settings s = OverloadExperiment.Settings.parse(new String[] {
+        "--loads", "0.5,1.5", "--guards", "jetty-qos,weir", "--runs", "2", "--seconds", "1",
+        "--warmup", "0", "--baseline", "0", "--html", "none", "--seed", "7"});
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    OverloadExperiment.Result r = OverloadExperiment.run(s,
+        new PrintStream(bytes, true, StandardCharsets.UTF_8),
+        new PrintStream(log, true, StandardCharsets.UTF_8));
+    String out = bytes.toString(StandardCharsets.UTF_8);
+
+    assertEquals(4, r.points().size(), "the table: both guards at both loads, once");
+    assertEquals(List.of("jetty-qos", "weir"),
+        r.repeats().stream().map(Point::guard).toList(), "run 2: 1.5x only, guards in turn");
+    assertTrue(r.repeats().stream().allMatch(p -> p.load() == 1.5), r.repeats().toString());
+    assertTrue(log.toString(StandardCharsets.UTF_8).contains("running weir, run 2 of 2 at 1.5x"),
+        log.toString(StandardCharsets.UTF_8));
+    assertTrue(out.contains("Every run at 1.5x and 3x"), out);
+    assertTrue(out.lines().anyMatch(l -> l.startsWith("1.5x  weir ") && l.contains("total/s")),
+        out);
+    assertEquals(2, r.goals().size(), r.goals().toString());
+    for (Goals.Goal g : r.goals()) {
+      assertTrue(g.evidence().startsWith("means of 2 paired runs: weir "), g.toString());
+    }
   }
 
   @Test
@@ -49,7 +77,8 @@ class OverloadExperimentTest {
     String[][] bad = {
         {"--loads", "1,x"}, {"--loads", "1,1"}, {"--loads", "0"}, {"--seconds", "0"},
         {"--guards", "weir,nginx"}, {"--bogus", "1"}, {"--seconds"}, {"stray"},
-        {"--loads", "100", "--service-ms", "1"}, {"--help=yes"}};
+        {"--loads", "100", "--service-ms", "1"}, {"--help=yes"}, {"--runs", "0"},
+        {"--runs", "21"}};
     for (String[] args : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> OverloadExperiment.Settings.parse(args), String.join(" ", args));
