@@ -15,9 +15,9 @@ import java.time.Duration;
  * the limit, at least 1.5 requests), enough slack to keep every server busy. Moving toward a target,
  * rather than stepping whenever a threshold is crossed, keeps the limit from random-walking upward.
  *
- * <p><b>Start.</b> The limit starts low (4), so the first window (60 samples) measures the service's
- * latency with little queueing, then doubles every tick, as TCP's slow start does, until latency rises by
- * half twice in a row. It then restarts at Vegas's estimate of the service's concurrency
+ * <p><b>Start.</b> The limit starts low (4), so the first window (60 samples) measures the
+ * service's latency with little queueing, then doubles every tick, as TCP's slow start does, until
+ * latency rises by half twice in a row. It then restarts at Vegas's estimate of the service's concurrency
  * ({@code limit * baseline / latency}), with the median of all the start-up windows before the rise
  * as the baseline: latency measured below the knee, which no later window at the restarted limit
  * can measure if that limit is above the knee. Full windows take over from it after an eighth of

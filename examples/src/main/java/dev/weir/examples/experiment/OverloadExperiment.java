@@ -97,16 +97,18 @@ public final class OverloadExperiment {
   /** Runs every guard at every load; progress goes to {@code log}, the table to {@code out}. */
   static Result run(Settings s, PrintStream out, PrintStream log) throws Exception {
     double capacity = s.capacity();
+    List<Double> keyLoads = s.loads.stream().filter(Goals.KEY_LOADS::contains).toList();
     String description = String.format(Locale.ROOT,
         "Jetty 12, %d threads; GET /work holds 1 of %d downstream connections for ~%d ms"
         + " (lognormal), so capacity is %.0f req/s. Open-loop Poisson clients, %s, timeout %d ms."
         + " Each point on a fresh server: %d s warm-up, then %d s measured. Goodput (ok/s)"
         + " counts the successes that ended in the measured window; the status mix and latencies"
-        + " are of the requests sent in it. At 1.5x and 3x every guard ran %d times, the i-th"
-        + " run on seed %d + i - 1; the table shows the first. Started %s on %d cores.",
+        + " are of the requests sent in it.%s Started %s on %d cores.",
         ExampleServer.THREADS, s.connections, s.serviceMillis, capacity, MIX, s.timeoutMillis,
-        s.warmupSeconds, s.seconds, s.runs, s.seed, Instant.now().truncatedTo(ChronoUnit.SECONDS),
-        Runtime.getRuntime().availableProcessors());
+        s.warmupSeconds, s.seconds, keyLoads.isEmpty() || s.runs == 1 ? "" : String.format(
+            Locale.ROOT, " At %s every guard ran %d times, the i-th run on seed %d + i - 1; the"
+                + " table shows the first.", loads(keyLoads), s.runs, s.seed),
+        Instant.now().truncatedTo(ChronoUnit.SECONDS), Runtime.getRuntime().availableProcessors());
     out.println("Weir overload experiment (after Uber's Cinnamon)");
     out.println("  " + description);
     for (Guard g : s.guards) {
@@ -121,7 +123,6 @@ public final class OverloadExperiment {
     }
     // Round by round, every guard in turn, so that a drift in the machine's speed over the
     // minutes falls on all guards alike.
-    List<Double> keyLoads = s.loads.stream().filter(Goals.KEY_LOADS::contains).toList();
     List<Point> repeats = new ArrayList<>();
     for (int run = 2; run <= s.runs; run++) {
       for (double load : keyLoads) {
@@ -183,7 +184,8 @@ public final class OverloadExperiment {
    * total goodput of each run, in run order, then their mean.
    */
   static String runsTable(List<Point> all, List<Double> keyLoads, List<Guard> guards) {
-    StringBuilder b = new StringBuilder("Every run at 1.5x and 3x (run 1 is the table's):");
+    StringBuilder b = new StringBuilder("Every run at " + loads(keyLoads) + " (run 1 is the"
+        + " table's):");
     for (double load : keyLoads) {
       for (Guard g : guards) {
         List<Point> runs = all.stream()
@@ -202,6 +204,11 @@ public final class OverloadExperiment {
       }
     }
     return b.toString();
+  }
+
+  /** {@code 1.5x}, or {@code 1.5x and 3x}. */
+  private static String loads(List<Double> loads) {
+    return String.join(" and ", loads.stream().map(l -> Goals.fmt(l) + "x").toList());
   }
 
   private static LoadReport runOnce(Settings s, Guard guard, double load, long seed,
