@@ -22,19 +22,27 @@ final class Responder {
         : settings.unavailableStatus;
   }
 
+  /**
+   * Answers a request the filter refused, which the application never saw. The container sends it,
+   * headers and body in one write, when the filter returns or the async cycle completes. Under
+   * overload this path answers most requests: closing the stream here, as a deadline answer must,
+   * flushed on the request thread instead, and at 3x in the overload experiment it took about
+   * three times the CPU (174 profile samples against 60).
+   */
   void reject(HttpServletResponse response, RejectReason reason) throws IOException {
-    write(response, status(reason), reason.name());
-  }
-
-  void deadline(HttpServletResponse response) throws IOException {
-    write(response, settings.unavailableStatus, "DEADLINE_EXCEEDED");
+    write(response, status(reason), reason.name(), false);
   }
 
   /**
-   * Writes a complete answer and closes the output, so that the client has it even while the
-   * application's thread is still inside the container.
+   * Answers a request whose processing passed its deadline, and closes the output, so that the
+   * client has the answer while the application's thread is still inside the container.
    */
-  private void write(HttpServletResponse response, int status, String reason) throws IOException {
+  void deadline(HttpServletResponse response) throws IOException {
+    write(response, settings.unavailableStatus, "DEADLINE_EXCEEDED", true);
+  }
+
+  private void write(HttpServletResponse response, int status, String reason, boolean close)
+      throws IOException {
     if (response.isCommitted()) {
       return; // the application answered already; nothing honest can be added
     }
@@ -50,8 +58,12 @@ final class Responder {
       response.setContentType(settings.format == RejectionFormat.JSON
           ? "application/json" : "text/plain;charset=utf-8");
     }
-    response.setContentLength(body.length);
     OutputStream out = response.getOutputStream();
+    if (!close) {
+      out.write(body); // the container adds the length when it completes the response
+      return;
+    }
+    response.setContentLength(body.length);
     out.write(body);
     out.close();
   }

@@ -181,6 +181,10 @@ class WeirFilterHttpTest {
       assertEquals("application/json", shed.headers().firstValue("Content-Type").orElse(null));
       assertEquals("{\"error\":\"overloaded\",\"reason\":\"SHED\",\"status\":429,"
           + "\"retryAfterSeconds\":2}", shed.body());
+      // Left to the container to send, the answer still says how long it is: the connection is
+      // kept, not closed to end the body.
+      assertEquals(String.valueOf(shed.body().length()),
+          shed.headers().firstValue("Content-Length").orElse(null));
       shedder.exit(held, Outcome.SUCCESS);
       assertEquals(200, get(s, "/api", "X-Weir-Tier", "2").statusCode());
       assertEquals(1, shedder.snapshot().count(Snapshot.Counter.SHED, 4));
