@@ -269,9 +269,10 @@ public final class LoadShedder implements AutoCloseable {
    * {@link #submit} counts: an arrival at the priority's level, {@link Snapshot.Counter#ADMITTED}
    * for its tier, and a latency sample when it is this admission's turn. It returns an
    * <em>entry</em>, a non-negative token that holds what {@link #exit} needs: the tier, and the
-   * admission time if sampled. Otherwise it returns {@link #NOT_ADMITTED} and counts nothing, not even the arrival:
-   * the caller then goes to {@link #submit} or {@link #acquire}, which queue, shed or reject the
-   * request and count it. Under overload such a caller pays one failed attempt more.
+   * admission time if sampled. Otherwise it returns {@link #NOT_ADMITTED} and counts nothing, not
+   * even the arrival: the caller then goes to {@link #submit} or {@link #acquire}, which queue,
+   * shed or reject the request and count it. Under overload such a caller pays one failed attempt
+   * more.
    *
    * <p>The contract is a {@link java.util.concurrent.Semaphore}'s:
    * <ul>

@@ -17,11 +17,11 @@ import java.time.Duration;
  *
  * <p><b>Start.</b> The limit starts low (4), so the first window (60 samples) measures the
  * service's latency with little queueing, then doubles every tick, as TCP's slow start does, until
- * latency rises by half twice in a row. It then restarts at Vegas's estimate of the service's concurrency
- * ({@code limit * baseline / latency}), with the median of all the start-up windows before the rise
- * as the baseline: latency measured below the knee, which no later window at the restarted limit
- * can measure if that limit is above the knee. Full windows take over from it after an eighth of
- * the baseline horizon (at least two windows).
+ * latency rises by half twice in a row. It then restarts at Vegas's estimate of the service's
+ * concurrency ({@code limit * baseline / latency}), with the median of all the start-up windows
+ * before the rise as the baseline: latency measured below the knee, which no later window at the
+ * restarted limit can measure if that limit is above the knee. Full windows take over from it
+ * after an eighth of the baseline horizon (at least two windows).
  *
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
@@ -226,13 +226,13 @@ public final class VegasLimit implements Limit {
         if (risesInARow >= 2) {
           // Latency rose: the last doubling went past the knee. The median of all the windows
           // before the rise is the service's latency without queueing, from enough samples to be
-          // within a few percent (at least 60): one window of 20 can be 15% off, and one of 25
-          // was once 28% off, and a baseline that low would
-          // read the service's own latency as queueing and cut the limit below the knee. With it,
-          // Vegas's estimate of the service's concurrency (limit x baseline / latency) is where
-          // the knee is; restart there, below the last doubling. The baseline carries over, so
-          // the limit is judged from the start against latency measured below the knee, not
-          // against latency measured at whatever limit the restart lands on.
+          // within a few percent (at least 60): one window of 20 can be 15% off, one of 25 was
+          // once 28% off, and a baseline that low would read the service's own latency as
+          // queueing and cut the limit below the knee. With it, Vegas's estimate of the
+          // service's concurrency (limit x baseline / latency) is where the knee is; restart
+          // there, below the last doubling. The baseline carries over, so the limit is judged
+          // from the start against latency measured below the knee, not against latency
+          // measured at whatever limit the restart lands on.
           long pooled = startWindows.quantile(0.5);
           limit = Math.max(minLimit, Math.min(limit / 2, limit * pooled / median));
           phase = Phase.NORMAL;

@@ -114,15 +114,20 @@ final class Goals {
       Map<String, List<Point>> others, ToDoubleFunction<Point> metric, String number,
       String unit) {
     String highest = null;
+    double highestMean = Double.NEGATIVE_INFINITY;
     String better = null;
-    double worstExcess = Double.NEGATIVE_INFINITY;
+    double worstExcess = 0;
+    Map<String, double[]> leads = new LinkedHashMap<>();
     for (Map.Entry<String, List<Point>> e : others.entrySet()) {
-      if (highest == null || mean(e.getValue(), metric) > mean(others.get(highest), metric)) {
+      double mean = mean(e.getValue(), metric);
+      if (highest == null || mean > highestMean) {
         highest = e.getKey();
+        highestMean = mean;
       }
       double[] lead = leads(e.getValue(), weir, metric);
+      leads.put(e.getKey(), lead);
       double excess = mean(lead) - STANDARD_ERRORS * standardError(lead);
-      if (excess > 0 && excess > worstExcess) {
+      if (excess > worstExcess) {
         worstExcess = excess;
         better = e.getKey();
       }
@@ -137,7 +142,7 @@ final class Goals {
           value(metric.applyAsDouble(weir.get(0)), number, unit), shown,
           value(metric.applyAsDouble(other.get(0)), number, unit)));
     }
-    double[] lead = leads(other, weir, metric);
+    double[] lead = leads.get(shown);
     return new Goal(goal, met, String.format(Locale.ROOT,
         "means of %d paired runs: weir %s, %s %s; its lead over weir %s, standard error %s: %s",
         weir.size(), listed(weir, metric, number, unit), shown, listed(other, metric, number, unit),
@@ -170,7 +175,8 @@ final class Goals {
     return b.append(')').toString();
   }
 
-  private static double mean(List<Point> runs, ToDoubleFunction<Point> metric) {
+  /** The mean of {@code metric} over {@code runs}; NaN for none. */
+  static double mean(List<Point> runs, ToDoubleFunction<Point> metric) {
     return runs.stream().mapToDouble(metric).average().orElse(Double.NaN);
   }
 
@@ -195,7 +201,8 @@ final class Goals {
     return Math.sqrt(squares / (xs.length - 1) / xs.length);
   }
 
-  private static List<Point> runs(List<Point> points, String guard, double load) {
+  /** The runs of {@code guard} at {@code load}, in run order. */
+  static List<Point> runs(List<Point> points, String guard, double load) {
     return points.stream().filter(p -> p.guard().equals(guard) && p.load() == load).toList();
   }
 

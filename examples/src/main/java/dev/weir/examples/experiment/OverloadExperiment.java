@@ -188,8 +188,7 @@ public final class OverloadExperiment {
         + " table's):");
     for (double load : keyLoads) {
       for (Guard g : guards) {
-        List<Point> runs = all.stream()
-            .filter(p -> p.load() == load && p.guard().equals(g.name())).toList();
+        List<Point> runs = Goals.runs(all, g.name(), load);
         StringBuilder top = new StringBuilder();
         StringBuilder total = new StringBuilder();
         for (Point p : runs) {
@@ -198,9 +197,8 @@ public final class OverloadExperiment {
         }
         b.append(String.format(Locale.ROOT,
             "%n%-5s %-18s t%d ok%%%s (mean %.1f)   total/s%s (mean %.1f)", Goals.fmt(load) + "x",
-            g.name(), runs.get(0).topTier(), top,
-            100 * runs.stream().mapToDouble(Point::topSuccess).average().orElse(Double.NaN),
-            total, runs.stream().mapToDouble(Point::totalGoodput).average().orElse(Double.NaN)));
+            g.name(), runs.get(0).topTier(), top, 100 * Goals.mean(runs, Point::topSuccess), total,
+            Goals.mean(runs, Point::totalGoodput)));
       }
     }
     return b.toString();
