@@ -29,6 +29,7 @@ public final class ControlWindow {
   boolean cutSparesTopTier;
   boolean queueEmptied;
   long requestTimeoutNanos;
+  long queueTimeoutNanos;
   final long[] levelArrivals = new long[Priority.LEVELS];
   final LatencyHistogram latencies = new LatencyHistogram();
 
@@ -101,6 +102,10 @@ public final class ControlWindow {
 
   /** The shedder's default request timeout. */
   public long requestTimeoutNanos() { return requestTimeoutNanos; }
+
+  /** The shedder's default queue timeout: the longest a request submitted without its own
+   * timeout waits in the queue. */
+  public long queueTimeoutNanos() { return queueTimeoutNanos; }
 
   /** Arrivals in the interval at each priority level, indexed by packed priority. Read only. */
   public long[] levelArrivals() { return levelArrivals; }

@@ -86,6 +86,113 @@ class LoadShedderTest {
     assertEquals(0, s.queued());
   }
 
+  /**
+   * Within a tick, Poisson arrivals can drain the queue while the cut holds: a permit would then
+   * idle until the next request above the cut. So while the queue is shorter than a quarter of a
+   * limit, the cut's own tier waits whatever its cohort; a less important tier is still shed.
+   */
+  @Test
+  void theCutsOwnTierKeepsAShortQueueFromRunningDry() {
+    SetRejector cutInTier4 = new SetRejector();
+    cutInTier4.cutoff = Priority.of(4, 64);
+    cutInTier4.overloaded = true;
+    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(8)).rejector(cutInTier4)
+        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
+    time.advanceTo(100 * MS); // the tick: cut set, overloaded from here
+    List<Recorder> running = fill(s, 8);
+
+    Recorder lessImportantTier = new Recorder();
+    s.submit(Priority.of(5, 0), lessImportantTier);
+    assertEquals(RejectReason.SHED, lessImportantTier.reason, "not the cut's tier: shed");
+    Recorder first = new Recorder();
+    Recorder second = new Recorder();
+    Recorder third = new Recorder();
+    s.submit(Priority.of(4, 100), first);
+    s.submit(Priority.of(4, 101), second);
+    s.submit(Priority.of(4, 102), third);
+    assertNull(first.reason, "an empty queue is topped up from the cut's tier");
+    assertNull(second.reason);
+    assertEquals(RejectReason.SHED, third.reason, "a quarter of 8, rounded up: 2 is not short");
+    assertEquals(2, s.queued());
+
+    // Topped up, they are served in turn like the rest of their tier.
+    running.get(0).permit.success();
+    assertNotNull(first.permit);
+    assertEquals(1, s.queued());
+    first.permit.success();
+    second.permit.success();
+    for (Recorder r : running.subList(1, 8)) {
+      r.permit.success();
+    }
+    assertEquals(0, s.inflight());
+    assertEquals(0, s.queued());
+  }
+
+  /**
+   * Where requests time out in the queue, every request queued ahead pushes the ones behind past
+   * their timeout, so the cut is kept strictly. But not on account of a cold start's backlog:
+   * for one queue timeout after overload is detected, every timeout is of a request that arrived
+   * before.
+   */
+  @Test
+  void aShortQueueIsToppedUpOnlyWhileNothingTimesOutInTheQueueSinceOverload() {
+    SetRejector rejector = new SetRejector();
+    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(8)).rejector(rejector)
+        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build(); // queue timeout 1 s
+    List<Recorder> running = fill(s, 8);
+    List<Recorder> backlog = new ArrayList<>();
+    for (int i = 0; i < 5; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(4, 100), r); // queued at 0, before any overload
+      backlog.add(r);
+    }
+    time.advanceTo(500 * MS);
+    rejector.cutoff = Priority.of(4, 64);
+    rejector.overloaded = true;
+    time.advanceTo(600 * MS); // overload detected at this tick
+    time.advanceTo(1_100 * MS);
+    for (Recorder r : backlog) {
+      assertEquals(RejectReason.QUEUE_TIMEOUT, r.reason, "timed out at 1 s");
+    }
+    Recorder first = new Recorder();
+    Recorder second = new Recorder();
+    s.submit(Priority.of(4, 101), first);
+    s.submit(Priority.of(4, 102), second);
+    assertNull(first.reason, "the backlog's timeouts do not count: still topped up");
+    assertNull(second.reason);
+
+    // Since overload, two requests waited their full queue timeout: the cut holds strictly.
+    time.advanceTo(2_200 * MS);
+    assertEquals(RejectReason.QUEUE_TIMEOUT, first.reason);
+    assertEquals(RejectReason.QUEUE_TIMEOUT, second.reason);
+    Recorder strict = new Recorder();
+    s.submit(Priority.of(4, 103), strict);
+    assertEquals(RejectReason.SHED, strict.reason, "timeouts since overload: no topping up");
+
+    // The memory fades by a tenth a tick: two timeouts are forgotten within a second.
+    time.advanceTo(3_300 * MS);
+    Recorder again = new Recorder();
+    s.submit(Priority.of(4, 104), again);
+    assertNull(again.reason, "topped up again");
+    assertEquals(1, s.queued());
+    for (Recorder r : running) {
+      r.permit.success();
+    }
+    again.permit.success();
+    assertEquals(0, s.inflight());
+  }
+
+  private static List<Recorder> fill(LoadShedder s, int permits) {
+    List<Recorder> running = new ArrayList<>();
+    for (int i = 0; i < permits; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(1, 0), r);
+      assertNotNull(r.permit);
+      running.add(r);
+    }
+    return running;
+  }
+
   @Test
   void theCutoffShedsOnlyWhatWouldWait() {
     SetRejector cutAtTier3 = new SetRejector();
@@ -104,9 +211,10 @@ class LoadShedderTest {
     s.submit(Priority.of(1, 0), important);
     assertNotNull(important.permit);
 
-    // Every permit is in use: what is cut off is shed at the door, what is not waits.
+    // Every permit is in use: what is cut off is shed at the door, what is not waits. (Tier 4:
+    // the cut's own tier may top up a short queue; see theCutsOwnTierKeepsAShortQueueFromRunningDry.)
     Recorder cutOff = new Recorder();
-    s.submit(Priority.of(3, 0), cutOff);
+    s.submit(Priority.of(4, 0), cutOff);
     assertEquals(RejectReason.SHED, cutOff.reason);
     Recorder waits = new Recorder();
     s.submit(Priority.of(2, 127), waits);

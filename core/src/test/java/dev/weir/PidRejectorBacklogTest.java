@@ -1,5 +1,6 @@
 package dev.weir;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.PidRejector;
@@ -95,6 +96,41 @@ class PidRejectorBacklogTest {
       rejector.update(timingOut);
     }
     assertTrue(rejector.ratio() > before + 0.03, before + " -> " + rejector.ratio());
+  }
+
+  @Test
+  void theTimeoutsOfTheBacklogBeforeSheddingBeganAreNotCounted() {
+    // Shedding begins at 500 ms. For one queue timeout (1 s) after, every request that times out
+    // arrived before: a cold start's backlog, not the queue now kept. They must not shorten the
+    // backlog aimed for; later timeouts must.
+    PidRejector quiet = PidRejector.builder().build();
+    PidRejector timingOut = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 6; i++, now += TICK) {
+      quiet.update(withQueueTimeout(window(now, 19), 0));
+      timingOut.update(withQueueTimeout(window(now, 19), 0));
+    }
+    assertTrue(quiet.overloaded() && timingOut.overloaded());
+    for (int i = 0; i < 9; i++, now += TICK) { // up to 1.4 s
+      quiet.update(withQueueTimeout(window(now, 19), 0));
+      timingOut.update(withQueueTimeout(window(now, 19), 5));
+    }
+    assertEquals(quiet.ratio(), timingOut.ratio(), 1e-12, "the backlog's timeouts are ignored");
+    for (int i = 0; i < 10; i++, now += TICK) {
+      quiet.update(withQueueTimeout(window(now, 19), 0));
+      timingOut.update(withQueueTimeout(window(now, 19), 5));
+    }
+    assertTrue(timingOut.ratio() > quiet.ratio() + 0.03,
+        "quiet " + quiet.ratio() + ", timing out " + timingOut.ratio());
+  }
+
+  /** A balanced window (as many leave the queue as enter it) with {@code timeouts} of them. */
+  private static ControlWindow withQueueTimeout(ControlWindow w, int timeouts) {
+    w.queueTimeoutNanos = TimeUnit.SECONDS.toNanos(1);
+    w.enqueued = 60;
+    w.queueTimeouts = timeouts;
+    w.dequeued = 60 - timeouts;
+    return w;
   }
 
   @Test

@@ -185,9 +185,9 @@ class TryEnterTest {
     assertEquals(1, s.count(Snapshot.Counter.ADMITTED, 5));
     assertEquals(1, s.count(Snapshot.Counter.ADMITTED, 2));
 
-    // What tryEnter refused, submit decides: below the cutoff with no permit free is shed.
+    // What tryEnter refused, submit decides: below the cut's tier with no permit free is shed.
     Recorder shed = new Recorder();
-    s.submit(Priority.of(3, 0), shed);
+    s.submit(Priority.of(4, 0), shed);
     assertEquals(RejectReason.SHED, shed.reason);
     s.exit(low, Outcome.SUCCESS);
     s.exit(high, Outcome.SUCCESS);

@@ -24,9 +24,10 @@ import java.time.Duration;
  *       cut spares the most important tier arriving ({@link ControlWindow#cutSparesTopTier()}),
  *       whose requests go ahead of everything queued and so do not wait for a fuller queue; and
  *       for one limit while requests time out in the queue, since then it is too long for some
- *       tier whatever its count.
+ *       tier whatever its count (not counting, for one queue timeout after shedding begins, the
+ *       timeouts of the backlog that built up before).
  *   <li>A gentle third term follows the rate of queue timeouts, which are requests shed late,
- *       after a wait, and moves that shedding to the door.
+ *       after a wait, and moves that shedding to the door (the same timeouts, the same way).
  *   <li>Every interval in which the queue emptied nudges the ratio down, since the door then
  *       turned away work that idle permits could have served.
  * </ul>
@@ -65,6 +66,7 @@ public final class PidRejector implements Rejector {
   private double ratio;
   private int cutoff = Priority.LEVELS;
   private boolean shedding;
+  private long sheddingSinceNanos;
   private long lastEmptyNanos = Long.MIN_VALUE;
   private int emptyTicks;
   private int lastLimit;
@@ -164,6 +166,7 @@ public final class PidRejector implements Rejector {
         return cutoff = Priority.LEVELS;
       }
       shedding = true;
+      sheddingSinceNanos = now;
     }
 
     if (emptyTicks >= 3) {
@@ -190,7 +193,12 @@ public final class PidRejector implements Rejector {
     // But a queue that times requests out is too long, whatever its count: the least important
     // admitted tier drains only through what the tiers above leave of the capacity, and waits
     // far longer than the top tier for the same backlog. Then aim low, so the door sheds them.
-    recentTimeouts = recentTimeouts * TIMEOUT_MEMORY + accTimeouts;
+    // For one queue timeout after shedding began, every request that timed out had arrived
+    // before: the backlog of a cold start, which the shedder's bound has cleared since. They say
+    // nothing about the queue kept now, and counted they would hold the backlog low, and the
+    // queue near dry, for seconds (about four after a hundred of them).
+    long timeouts = now - sheddingSinceNanos < w.queueTimeoutNanos() ? 0 : accTimeouts;
+    recentTimeouts = recentTimeouts * TIMEOUT_MEMORY + timeouts;
     int bound = w.overloadQueueBound();
     double limits = recentTimeouts >= 1 ? BACKLOG_TIMING_OUT_LIMITS
         : w.cutSparesTopTier() ? Double.POSITIVE_INFINITY : BACKLOG_TARGET_LIMITS;
@@ -203,7 +211,7 @@ public final class PidRejector implements Rejector {
     // Requests that time out in the queue were shed late: at the cost of a wait, for nothing.
     // A gentle term on their rate moves that shedding to the door. Gentle, because timeouts lag
     // the queue by the queue timeout, and a strong term would overshoot after a cold start.
-    double late = accTimeouts / arrivals;
+    double late = timeouts / arrivals;
     // A queue that emptied while the door was shedding left permits idle that the shed requests
     // could have used: lean toward admitting. The bound evicts what this lets in too much.
     ratio = clamp(ratio + kp * excess + ki * backlog + LATE_GAIN * late
