@@ -402,6 +402,7 @@ public final class LoadShedder implements AutoCloseable {
 
   private void admit(Request r) {
     int level = r.priority;
+    int cut = cutoff;
     int stripe = counters.stripe();
     counters.add(stripe, level, 1);
     if (closed) {
@@ -412,7 +413,7 @@ public final class LoadShedder implements AutoCloseable {
       }
       r.state = Request.ADMITTED;
       deliverAdmitted(r);
-    } else if (level >= cutoff && !fillsShortQueue(level, cutoff, queue.size())) {
+    } else if (level >= cut && !fillsShortQueue(level, cut, queue.size())) {
       reject(r, RejectReason.SHED);
     } else {
       r.timeAt(clock.nanoTime());

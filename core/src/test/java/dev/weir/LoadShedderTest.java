@@ -31,6 +31,17 @@ class LoadShedderTest {
         .build();
   }
 
+  /** A shedder under {@code rejector}'s control: a 3 s request timeout, so a 1 s queue timeout. */
+  private LoadShedder shedder(SetRejector rejector, int limit) {
+    return LoadShedder.builder()
+        .timer(time)
+        .limit(Limits.fixed(limit))
+        .rejector(rejector)
+        .requestTimeout(Duration.ofSeconds(3))
+        .queueCapacity(100)
+        .build();
+  }
+
   @Test
   void admitsAtOnceBelowTheLimit() {
     LoadShedder s = shedder(2, 10);
@@ -96,8 +107,7 @@ class LoadShedderTest {
     SetRejector cutInTier4 = new SetRejector();
     cutInTier4.cutoff = Priority.of(4, 64);
     cutInTier4.overloaded = true;
-    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(8)).rejector(cutInTier4)
-        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
+    LoadShedder s = shedder(cutInTier4, 8);
     time.advanceTo(100 * MS); // the tick: cut set, overloaded from here
     List<Recorder> running = fill(s, 8);
 
@@ -137,8 +147,7 @@ class LoadShedderTest {
   @Test
   void aShortQueueIsToppedUpOnlyWhileNothingTimesOutInTheQueueSinceOverload() {
     SetRejector rejector = new SetRejector();
-    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(8)).rejector(rejector)
-        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build(); // queue timeout 1 s
+    LoadShedder s = shedder(rejector, 8); // queue timeout 1 s
     List<Recorder> running = fill(s, 8);
     List<Recorder> backlog = new ArrayList<>();
     for (int i = 0; i < 5; i++) {
@@ -198,8 +207,7 @@ class LoadShedderTest {
     SetRejector cutAtTier3 = new SetRejector();
     cutAtTier3.cutoff = Priority.of(3, 0);
     cutAtTier3.overloaded = true;
-    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(2)).rejector(cutAtTier3)
-        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
+    LoadShedder s = shedder(cutAtTier3, 2);
     time.advanceTo(100 * MS);
     assertEquals(Priority.of(3, 0), s.cutoff());
 
@@ -263,8 +271,7 @@ class LoadShedderTest {
   void whileOverloadedTheQueueHoldsALimitAndAHalfsWorthAndEvictsTheLeastImportant() {
     SetRejector rejector = new SetRejector();
     // Queue timeout 1 s: nothing times out while the ticks below (every 100 ms) apply the bound.
-    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(2)).rejector(rejector)
-        .requestTimeout(Duration.ofSeconds(3)).queueCapacity(100).build();
+    LoadShedder s = shedder(rejector, 2);
     s.submit(0, new Recorder());
     s.submit(0, new Recorder());
     List<Recorder> queued = new ArrayList<>();
