@@ -100,14 +100,8 @@ public final class Main {
           r.latencyQuantileNanos(1, 0.99) / 1e6, 2 * u);
     }
     // At 50 RPS one seed moves tier 1 by more than separates Weir from the ideal: five seeds.
-    double weir5 = 0;
-    double ideal5 = 0;
-    for (int seed = 1; seed <= 5; seed++) {
-      Scenario s = Scenarios.s7Small().withSeed(seed);
-      weir5 += Simulation.run(s, Guard.WEIR).report(10, s.durationSeconds()).successRatio(1) / 5;
-      ideal5 += Simulation.run(s, Guard.FIXED_IDEAL).report(10, s.durationSeconds())
-          .successRatio(1) / 5;
-    }
+    double weir5 = Simulation.meanSuccess(Scenarios.s7Small(), Guard.WEIR, 1, 10, 5);
+    double ideal5 = Simulation.meanSuccess(Scenarios.s7Small(), Guard.FIXED_IDEAL, 1, 10, 5);
     line(sb, "S7-50rps", "over seeds 1-5: tier 1 %.2f%% (>= 99, and >= the ideal fixed limit's "
         + "%.2f%% less 0.25)", 100 * weir5, 100 * ideal5);
     Scenario s8 = Scenarios.s8();

@@ -58,6 +58,20 @@ public final class Simulation {
   }
 
   /**
+   * {@code tier}'s success ratio from {@code fromSeconds} to the end, averaged over {@code
+   * scenario} on seeds 1 to {@code seeds}: for comparisons that one seed's noise would decide.
+   */
+  public static double meanSuccess(Scenario scenario, Guard guard, int tier, double fromSeconds,
+      int seeds) {
+    double sum = 0;
+    for (int seed = 1; seed <= seeds; seed++) {
+      Scenario seeded = scenario.withSeed(seed);
+      sum += run(seeded, guard).report(fromSeconds, seeded.durationSeconds()).successRatio(tier);
+    }
+    return sum / seeds;
+  }
+
+  /**
    * Runs {@code scenario} behind the shedder that {@code factory} builds on the simulation's
    * virtual timer (null for no shedder). The factory must pass that timer to the builder.
    */

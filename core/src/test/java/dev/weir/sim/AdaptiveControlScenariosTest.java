@@ -170,14 +170,8 @@ class AdaptiveControlScenariosTest {
     assertTrue(r.latencyQuantileNanos(1, 0.99) <= 2 * unloaded,
         msg("tier-1 P99 ms (bound " + 2 * unloaded / MS + ")", r.latencyQuantileNanos(1, 0.99) / MS,
             r));
-    double weir = 0;
-    double ideal = 0;
-    for (int seed = 1; seed <= 5; seed++) {
-      Scenario seeded = s.withSeed(seed);
-      weir += Simulation.run(seeded, Guard.WEIR).report(10, s.durationSeconds()).successRatio(1) / 5;
-      ideal += Simulation.run(seeded, Guard.FIXED_IDEAL).report(10, s.durationSeconds())
-          .successRatio(1) / 5;
-    }
+    double weir = Simulation.meanSuccess(s, Guard.WEIR, 1, 10, 5);
+    double ideal = Simulation.meanSuccess(s, Guard.FIXED_IDEAL, 1, 10, 5);
     assertTrue(weir >= 0.99 && weir >= ideal - 0.0025,
         "tier-1 success over five seeds: " + weir + ", ideal fixed limit " + ideal);
   }
