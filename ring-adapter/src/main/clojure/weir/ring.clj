@@ -21,7 +21,7 @@
            (java.util.concurrent CompletableFuture ConcurrentHashMap ExecutionException Executor
                                  TimeUnit TimeoutException)
            (java.util.concurrent.atomic AtomicBoolean AtomicInteger)
-           (java.util.function Function)
+           (java.util.function Function Supplier)
            (java.util.logging Level Logger)))
 
 (set! *warn-on-reflection* true)
@@ -247,16 +247,16 @@
     (when queue-timeout-ms (.queueTimeout b (Duration/ofMillis queue-timeout-ms)))
     (when queue-capacity (.queueCapacity b (int queue-capacity)))
     (cond
-      (int? limit) (.limit b (Limits/fixed (int limit)))
+      (int? limit) (let [n (int limit)] (.limit b (reify Supplier (get [_] (Limits/fixed n)))))
       (fn-like? limit) (let [l (limit)]
                          (when-not (instance? dev.weir.Limit l)
                            (bad :limit l "must return a dev.weir.Limit"))
-                         (.limit b ^dev.weir.Limit l)))
+                         (.limit b (reify Supplier (get [_] l)))))
     (when rejector
       (let [r (rejector)]
         (when-not (instance? dev.weir.Rejector r)
           (bad :rejector r "must return a dev.weir.Rejector"))
-        (.rejector b ^dev.weir.Rejector r)))
+        (.rejector b (reify Supplier (get [_] r)))))
     (.build b)))
 
 (defn- max-limit

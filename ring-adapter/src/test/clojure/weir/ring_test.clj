@@ -4,9 +4,8 @@
   (:require [clojure.string :as str]
             [clojure.test :refer [deftest is testing]]
             [weir.ring :as wr])
-  (:import (dev.weir Cohorts ControlWindow LoadShedder Outcome Priority Rejector)
+  (:import (dev.weir Cohorts ControlWindow LoadShedder Outcome Priority Rejector VirtualTime)
            (dev.weir.control Limits Rejectors)
-           (dev.weir.sim VirtualTime)
            (io.micrometer.core.instrument.simple SimpleMeterRegistry)
            (java.time Duration)
            (java.util.concurrent CountDownLatch Executor RejectedExecutionException TimeUnit)))
@@ -22,8 +21,8 @@
   (-> (LoadShedder/builder)
       (.name "unit")
       (.timer vt)
-      (.limit (Limits/fixed limit))
-      (.rejector (or rejector (Rejectors/none)))
+      (.limit (reify java.util.function.Supplier (get [_] (Limits/fixed limit))))
+      (.rejector (let [r (or rejector (Rejectors/none))] (reify java.util.function.Supplier (get [_] r))))
       (.requestTimeout (Duration/ofSeconds 1))
       (.queueTimeout (Duration/ofMillis 300))
       (.queueCapacity (int capacity))

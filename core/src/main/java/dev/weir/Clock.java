@@ -2,7 +2,7 @@ package dev.weir;
 
 /**
  * A source of monotonic nanosecond time. All of Weir's time goes through a clock, so the whole
- * engine can run in virtual time ({@link dev.weir.sim.VirtualTime}).
+ * engine can run in virtual time ({@link dev.weir.VirtualTime}).
  *
  * <p>Values are only meaningful as differences, like {@link System#nanoTime()}.
  */

@@ -3,6 +3,7 @@ package dev.weir;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
 import dev.weir.internal.BucketQueue;
+import dev.weir.internal.Check;
 import dev.weir.internal.Credits;
 import dev.weir.internal.LatencyHistogram;
 import dev.weir.internal.StripedCounters;
@@ -10,6 +11,7 @@ import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -50,7 +52,7 @@ import java.util.logging.Logger;
  * <h2>Control</h2>
  * Every {@code controlInterval}, on the timer, the shedder hands what it observed to its
  * {@link Limit} and {@link Rejector} and applies their answers. All time comes from the
- * {@link Timer}'s clock, so a shedder built on {@link dev.weir.sim.VirtualTime} is fully
+ * {@link Timer}'s clock, so a shedder built on {@link VirtualTime} is fully
  * deterministic.
  */
 public final class LoadShedder implements AutoCloseable {
@@ -165,23 +167,13 @@ public final class LoadShedder implements AutoCloseable {
     this.timer = b.timer != null ? b.timer : Timer.system();
     this.clock = timer.clock();
     this.requestTimeoutNanos = b.requestTimeout.toNanos();
-    this.queueTimeoutNanos =
-        b.queueTimeout != null ? b.queueTimeout.toNanos() : requestTimeoutNanos / 3;
-    if (queueTimeoutNanos > requestTimeoutNanos) {
-      throw new IllegalArgumentException("queueTimeout (" + b.queueTimeout
-          + ") must not exceed requestTimeout (" + b.requestTimeout + ")");
-    }
+    this.queueTimeoutNanos = Builder.queueTimeoutNanos(b);
     this.queueTimeoutFraction = (double) queueTimeoutNanos / requestTimeoutNanos;
     this.queueCapacity = b.queueCapacity;
     this.controlIntervalNanos = b.controlInterval.toNanos();
-    this.limitController = b.limit != null ? b.limit : Limits.adaptive();
-    this.rejector = b.rejector != null ? b.rejector : Rejectors.adaptive();
-    int initial = limitController.initialLimit();
-    if (initial < 1 || initial > limitController.maxLimit()) {
-      throw new IllegalArgumentException("limit: initialLimit() must be in 1..maxLimit(), was "
-          + initial);
-    }
-    this.credits = new Credits(initial);
+    this.limitController = Builder.limitOf(b);
+    this.rejector = Builder.rejectorOf(b);
+    this.credits = new Credits(limitController.initialLimit());
     this.queueBound = queueCapacity;
     this.window.requestTimeoutNanos = requestTimeoutNanos;
     this.window.queueTimeoutNanos = queueTimeoutNanos;
@@ -929,7 +921,13 @@ public final class LoadShedder implements AutoCloseable {
 
   /**
    * Settings for a {@link LoadShedder}. Every setting has a default; an invalid value throws
-   * {@link IllegalArgumentException} naming the setting.
+   * {@link IllegalArgumentException} naming the setting, from the setter, or from {@link
+   * #validate()} for settings that are checked together.
+   *
+   * <p>A builder is also a template: {@link #build()} may be called any number of times, and each
+   * shedder gets its own limit controller and rejector from the factories. Adapters take one to
+   * make a shedder per route, after {@link #copy() copying} and {@link #validate() validating}
+   * it at configuration time. Not thread-safe.
    */
   public static final class Builder {
     /** Default request timeout, 3 s. */
@@ -945,29 +943,37 @@ public final class LoadShedder implements AutoCloseable {
     private Duration queueTimeout;
     private int queueCapacity = DEFAULT_QUEUE_CAPACITY;
     private Duration controlInterval = DEFAULT_CONTROL_INTERVAL;
-    private Limit limit;
-    private Rejector rejector;
+    private Supplier<? extends Limit> limit = Limits::adaptive;
+    private Supplier<? extends Rejector> rejector = Rejectors::adaptive;
 
     private Builder() {}
 
+    /** An independent builder with the same settings. */
+    public Builder copy() {
+      Builder b = new Builder();
+      b.name = name;
+      b.timer = timer;
+      b.requestTimeout = requestTimeout;
+      b.queueTimeout = queueTimeout;
+      b.queueCapacity = queueCapacity;
+      b.controlInterval = controlInterval;
+      b.limit = limit;
+      b.rejector = rejector;
+      return b;
+    }
+
     /** The name in metrics and logs. Default {@code "default"}. */
     public Builder name(String name) {
-      if (name == null || name.isBlank()) {
-        throw new IllegalArgumentException("name must not be blank, was '" + name + "'");
-      }
-      this.name = name;
+      this.name = Check.notBlank("name", name);
       return this;
     }
 
     /**
      * The timer, and through it the clock, for all of the shedder's time. Default {@link
-     * Timer#system()}; use {@link dev.weir.sim.VirtualTime} for virtual time.
+     * Timer#system()}; use {@link VirtualTime} for virtual time.
      */
     public Builder timer(Timer timer) {
-      if (timer == null) {
-        throw new IllegalArgumentException("timer must not be null");
-      }
-      this.timer = timer;
+      this.timer = Check.notNull("timer", timer);
       return this;
     }
 
@@ -976,7 +982,7 @@ public final class LoadShedder implements AutoCloseable {
      * arrival. Default 3 s. Must be positive.
      */
     public Builder requestTimeout(Duration requestTimeout) {
-      this.requestTimeout = positive("requestTimeout", requestTimeout);
+      this.requestTimeout = Check.positive("requestTimeout", requestTimeout);
       return this;
     }
 
@@ -986,7 +992,7 @@ public final class LoadShedder implements AutoCloseable {
      * positive and at most the request timeout.
      */
     public Builder queueTimeout(Duration queueTimeout) {
-      this.queueTimeout = positive("queueTimeout", queueTimeout);
+      this.queueTimeout = Check.positive("queueTimeout", queueTimeout);
       return this;
     }
 
@@ -995,16 +1001,13 @@ public final class LoadShedder implements AutoCloseable {
      * more important one. Must be at least 1.
      */
     public Builder queueCapacity(int queueCapacity) {
-      if (queueCapacity < 1) {
-        throw new IllegalArgumentException("queueCapacity must be at least 1, was " + queueCapacity);
-      }
-      this.queueCapacity = queueCapacity;
+      this.queueCapacity = Check.atLeast("queueCapacity", queueCapacity, 1);
       return this;
     }
 
     /** How often the limit and the rejector are updated. Default 100 ms. At least 1 ms. */
     public Builder controlInterval(Duration controlInterval) {
-      positive("controlInterval", controlInterval);
+      Check.positive("controlInterval", controlInterval);
       if (controlInterval.compareTo(Duration.ofMillis(1)) < 0) {
         throw new IllegalArgumentException("controlInterval must be at least 1ms, was "
             + controlInterval);
@@ -1014,47 +1017,73 @@ public final class LoadShedder implements AutoCloseable {
     }
 
     /**
-     * The inflight limit controller. Default {@link Limits#adaptive()}; {@link Limits#fixed(int)}
-     * for a static limit. An instance serves one shedder.
+     * Makes the inflight limit controller, once per shedder built (a controller serves one
+     * shedder). Default {@link Limits#adaptive()}; {@code () -> Limits.fixed(n)} for a static
+     * limit.
      */
-    public Builder limit(Limit limit) {
-      if (limit == null) {
-        throw new IllegalArgumentException("limit must not be null");
-      }
-      this.limit = limit;
+    public Builder limit(Supplier<? extends Limit> limit) {
+      this.limit = Check.notNull("limit", limit);
       return this;
     }
 
     /**
-     * The rejector. Default {@link Rejectors#adaptive()}; {@link Rejectors#none()} never sheds at
-     * the door. An instance serves one shedder.
+     * Makes the rejector, once per shedder built. Default {@link Rejectors#adaptive()}; {@link
+     * Rejectors#none()} never sheds at the door.
      */
-    public Builder rejector(Rejector rejector) {
-      if (rejector == null) {
-        throw new IllegalArgumentException("rejector must not be null");
-      }
-      this.rejector = rejector;
+    public Builder rejector(Supplier<? extends Rejector> rejector) {
+      this.rejector = Check.notNull("rejector", rejector);
       return this;
     }
 
-    /** Builds the shedder and starts its control ticks. */
+    /**
+     * Checks the settings together, as {@link #build()} does, without building: the queue
+     * timeout is at most the request timeout, and the factories make a controller whose initial
+     * limit is in {@code 1..maxLimit()}. Adapters call it at configuration time, so that no
+     * setting they accepted fails on a request.
+     *
+     * @throws IllegalArgumentException naming the setting
+     */
+    public Builder validate() {
+      limitOf(this);
+      rejectorOf(this);
+      queueTimeoutNanos(this);
+      return this;
+    }
+
+    /** Builds a shedder and starts its control ticks. */
     public LoadShedder build() {
       return new LoadShedder(this);
     }
 
-    private static Duration positive(String setting, Duration d) {
-      if (d == null || d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(setting + " must be positive, was " + d);
+    static long queueTimeoutNanos(Builder b) {
+      long request = b.requestTimeout.toNanos();
+      long queue = b.queueTimeout != null ? b.queueTimeout.toNanos() : request / 3;
+      if (queue > request) {
+        throw new IllegalArgumentException("queueTimeout (" + b.queueTimeout
+            + ") must not exceed requestTimeout (" + b.requestTimeout + ")");
       }
-      // All time is long nanoseconds; a longer duration would fail in build() with an
-      // ArithmeticException that names no setting.
-      if (d.compareTo(MAX_DURATION) > 0) {
-        throw new IllegalArgumentException(setting + " must be at most " + MAX_DURATION
-            + " (about 292 years), was " + d);
-      }
-      return d;
+      return queue;
     }
 
-    private static final Duration MAX_DURATION = Duration.ofNanos(Long.MAX_VALUE);
+    static Limit limitOf(Builder b) {
+      Limit l = b.limit.get();
+      if (l == null) {
+        throw new IllegalArgumentException("limit: the factory returned null");
+      }
+      int initial = l.initialLimit();
+      if (initial < 1 || initial > l.maxLimit()) {
+        throw new IllegalArgumentException("limit: initialLimit() must be in 1..maxLimit() ("
+            + l.maxLimit() + "), was " + initial);
+      }
+      return l;
+    }
+
+    static Rejector rejectorOf(Builder b) {
+      Rejector r = b.rejector.get();
+      if (r == null) {
+        throw new IllegalArgumentException("rejector: the factory returned null");
+      }
+      return r;
+    }
   }
 }

@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
-import dev.weir.sim.VirtualTime;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -241,7 +240,7 @@ class BadInputTest {
         return 1;
       }
     };
-    refused(() -> LoadShedder.builder().limit(broken).timer(new VirtualTime()).build(), "limit");
+    refused(() -> LoadShedder.builder().limit(() -> broken).timer(new VirtualTime()).build(), "limit");
   }
 
   @Test
@@ -281,8 +280,8 @@ class BadInputTest {
   private static LoadShedder smallShedder() {
     return LoadShedder.builder()
         .timer(new VirtualTime())
-        .limit(Limits.fixed(1))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(1))
+        .rejector(Rejectors::none)
         .queueCapacity(4)
         .build();
   }
@@ -373,8 +372,8 @@ class BadInputTest {
     VirtualTime time = new VirtualTime(TimeUnit.DAYS.toNanos(1));
     LoadShedder s = LoadShedder.builder()
         .timer(time)
-        .limit(Limits.fixed(1))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(1))
+        .rejector(Rejectors::none)
         .requestTimeout(Duration.ofSeconds(1))
         .queueTimeout(Duration.ofSeconds(1))
         .controlInterval(Duration.ofDays(100)) // a few control ticks, not a year's worth
@@ -403,8 +402,8 @@ class BadInputTest {
   @Test
   void aHugePerRequestTimeoutDoesNotTimeOutAtOnce() throws Exception {
     try (LoadShedder s = LoadShedder.builder()
-        .limit(Limits.fixed(1))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(1))
+        .rejector(Rejectors::none)
         .requestTimeout(Duration.ofSeconds(1))
         .queueTimeout(Duration.ofSeconds(1))
         .build()) {

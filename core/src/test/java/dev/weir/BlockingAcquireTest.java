@@ -38,8 +38,8 @@ class BlockingAcquireTest {
 
   private LoadShedder shedder(int limit, int capacity, Duration requestTimeout) {
     LoadShedder s = LoadShedder.builder()
-        .limit(Limits.fixed(limit))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(limit))
+        .rejector(Rejectors::none)
         .queueCapacity(capacity)
         .requestTimeout(requestTimeout)
         .build();
@@ -153,7 +153,7 @@ class BlockingAcquireTest {
 
   @Test
   void theDefaultQueueTimeoutApplies() throws Exception {
-    LoadShedder s = LoadShedder.builder().limit(Limits.fixed(1)).rejector(Rejectors.none())
+    LoadShedder s = LoadShedder.builder().limit(() -> Limits.fixed(1)).rejector(Rejectors::none)
         .requestTimeout(Duration.ofSeconds(60)).queueTimeout(Duration.ofMillis(30)).build();
     shedders.add(s);
     Permit holder = s.acquire(0);

@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
-import dev.weir.sim.VirtualTime;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -24,8 +23,8 @@ class CallbackReentrancyTest {
   private LoadShedder shedder(int limit, int capacity) {
     return LoadShedder.builder()
         .timer(time)
-        .limit(Limits.fixed(limit))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(limit))
+        .rejector(Rejectors::none)
         .requestTimeout(Duration.ofSeconds(3))
         .queueCapacity(capacity)
         .build();

@@ -78,8 +78,8 @@ class CreditsStressTest {
     Jumping limit = new Jumping();
     LoadShedder shedder = LoadShedder.builder()
         .name("credits-stress")
-        .limit(limit)
-        .rejector(Rejectors.none())
+        .limit(() -> limit)
+        .rejector(Rejectors::none)
         .controlInterval(Duration.ofMillis(1))
         .requestTimeout(Duration.ofMillis(6))
         .queueCapacity(16)
@@ -109,8 +109,8 @@ class CreditsStressTest {
     // No tick in the test's life: a tick's dispatch would rescue a request left waiting.
     LoadShedder shedder = LoadShedder.builder()
         .name("credits-wakeups")
-        .limit(Limits.fixed(limit))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(limit))
+        .rejector(Rejectors::none)
         .controlInterval(Duration.ofHours(1))
         .requestTimeout(Duration.ofSeconds(60))
         .queueCapacity(10_000)

@@ -27,8 +27,8 @@ class DeadlineHookConcurrencyTest {
     int batch = 32;
     int rounds = 400;
     try (LoadShedder s = LoadShedder.builder()
-        .limit(Limits.fixed(batch))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(batch))
+        .rejector(Rejectors::none)
         .requestTimeout(Duration.ofMillis(2))
         .build()) {
       AtomicInteger hooks = new AtomicInteger();

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Rejectors;
-import dev.weir.sim.VirtualTime;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -82,7 +81,7 @@ class LatencySamplingTest {
   void atHighRatesMostAdmissionsSkipTheClockAndTheControllerStillGetsItsSamples() {
     CountingTime t = new CountingTime();
     Recording limit = new Recording();
-    LoadShedder s = LoadShedder.builder().timer(t).limit(limit).rejector(Rejectors.none())
+    LoadShedder s = LoadShedder.builder().timer(t).limit(() -> limit).rejector(Rejectors::none)
         .build();
     // First interval: 10,000 admissions, every one read (nothing is known of the rate yet).
     for (int i = 0; i < 10_000; i++) {
@@ -106,8 +105,8 @@ class LatencySamplingTest {
   @Test
   void aWatchedDeadlineIsTimedEvenWhenTheAdmissionIsNotSampled() {
     CountingTime t = new CountingTime();
-    LoadShedder s = LoadShedder.builder().timer(t).limit(new Recording())
-        .rejector(Rejectors.none()).requestTimeout(java.time.Duration.ofMillis(300)).build();
+    LoadShedder s = LoadShedder.builder().timer(t).limit(() -> new Recording())
+        .rejector(Rejectors::none).requestTimeout(java.time.Duration.ofMillis(300)).build();
     for (int i = 0; i < 10_000; i++) {
       s.submit(0, RELEASE);
     }

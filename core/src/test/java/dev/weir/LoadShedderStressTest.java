@@ -176,8 +176,8 @@ class LoadShedderStressTest {
       }
       this.shedder = LoadShedder.builder()
           .name("stress")
-          .limit(Limits.fixed(LIMIT))
-          .rejector(new FlickeringOverload())
+          .limit(() -> Limits.fixed(LIMIT))
+          .rejector(() -> new FlickeringOverload())
           .controlInterval(Duration.ofMillis(1))
           .queueCapacity(CAPACITY)
           .requestTimeout(Duration.ofMillis(30))

@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
-import dev.weir.sim.VirtualTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -24,8 +23,8 @@ class LoadShedderTest {
   private LoadShedder shedder(int limit, int capacity) {
     return LoadShedder.builder()
         .timer(time)
-        .limit(Limits.fixed(limit))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(limit))
+        .rejector(Rejectors::none)
         .requestTimeout(Duration.ofMillis(300))
         .queueCapacity(capacity)
         .build();
@@ -35,8 +34,8 @@ class LoadShedderTest {
   private LoadShedder shedder(SetRejector rejector, int limit) {
     return LoadShedder.builder()
         .timer(time)
-        .limit(Limits.fixed(limit))
-        .rejector(rejector)
+        .limit(() -> Limits.fixed(limit))
+        .rejector(() -> rejector)
         .requestTimeout(Duration.ofSeconds(3))
         .queueCapacity(100)
         .build();
@@ -328,8 +327,8 @@ class LoadShedderTest {
     List<Boolean> spared = cutInTier5.spared;
     List<Integer> bounds = cutInTier5.bounds;
     // Every request is admitted at once and released at once: only the arrivals matter here.
-    LoadShedder s = LoadShedder.builder().timer(time).limit(Limits.fixed(10))
-        .rejector(cutInTier5).queueCapacity(100).build();
+    LoadShedder s = LoadShedder.builder().timer(time).limit(() -> Limits.fixed(10))
+        .rejector(() -> cutInTier5).queueCapacity(100).build();
     long now = 0;
     for (int tick = 0; tick < 3; tick++) {
       for (int i = 0; i < 200; i++) {

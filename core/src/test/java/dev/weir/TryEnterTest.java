@@ -7,7 +7,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Rejectors;
-import dev.weir.sim.VirtualTime;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -68,8 +67,8 @@ class TryEnterTest {
   private LoadShedder shedder(Controlled c) {
     return LoadShedder.builder()
         .timer(time)
-        .limit(c)
-        .rejector(rejector)
+        .limit(() -> c)
+        .rejector(() -> rejector)
         .requestTimeout(Duration.ofMillis(300))
         .queueCapacity(10)
         .build();
@@ -262,8 +261,8 @@ class TryEnterTest {
       }
     };
     Controlled c = new Controlled(10);
-    LoadShedder s = LoadShedder.builder().timer(shifted).limit(c)
-        .rejector(Rejectors.none()).build();
+    LoadShedder s = LoadShedder.builder().timer(shifted).limit(() -> c)
+        .rejector(Rejectors::none).build();
     long e = s.tryEnter(0);
     assertTrue(e >= 0);
     time.advance(5 * MS);
@@ -298,8 +297,8 @@ class TryEnterTest {
   void allocatesNothing() {
     com.sun.management.ThreadMXBean threads =
         (com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean();
-    LoadShedder s = LoadShedder.builder().limit(new Controlled(100))
-        .rejector(Rejectors.none()).build();
+    LoadShedder s = LoadShedder.builder().limit(() -> new Controlled(100))
+        .rejector(Rejectors::none).build();
     try {
       for (int i = 0; i < 20_000; i++) {
         cycle(s, i);

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Limits;
-import dev.weir.sim.VirtualTime;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -122,7 +121,7 @@ class WorkerPoolTest {
 
   @Test
   void forShedderHasAThreadPerPossiblePermit() {
-    LoadShedder s = LoadShedder.builder().name("sized").limit(Limits.fixed(5))
+    LoadShedder s = LoadShedder.builder().name("sized").limit(() -> Limits.fixed(5))
         .timer(new VirtualTime()).build();
     try (WorkerPool pool = WorkerPool.forShedder(s)) {
       assertEquals(5, pool.size());

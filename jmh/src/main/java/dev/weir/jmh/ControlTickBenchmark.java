@@ -3,7 +3,7 @@ package dev.weir.jmh;
 import dev.weir.LoadShedder;
 import dev.weir.Permit;
 import dev.weir.Priority;
-import dev.weir.sim.VirtualTime;
+import dev.weir.VirtualTime;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -91,8 +91,8 @@ public abstract class FastPathBenchmark {
     public void setup() {
       shedder = LoadShedder.builder()
           .name("jmh-fast-path")
-          .limit(VegasLimit.builder().initialLimit(1000).maxLimit(1000).build())
-          .rejector(PidRejector.builder().build())
+          .limit(() -> VegasLimit.builder().initialLimit(1000).maxLimit(1000).build())
+          .rejector(() -> PidRejector.builder().build())
           // The production default (100 ms): ticks run on the timer thread, as in a server,
           // and set the latency sample rate from the admission rate.
           .build();

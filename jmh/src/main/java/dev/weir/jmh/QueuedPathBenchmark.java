@@ -4,7 +4,7 @@ import dev.weir.LoadShedder;
 import dev.weir.Permit;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
-import dev.weir.sim.VirtualTime;
+import dev.weir.VirtualTime;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -50,8 +50,8 @@ public class QueuedPathBenchmark {
     shedder = LoadShedder.builder()
         .name("jmh-queued")
         .timer(time)
-        .limit(Limits.fixed(1))
-        .rejector(Rejectors.none())
+        .limit(() -> Limits.fixed(1))
+        .rejector(Rejectors::none)
         .queueTimeout(Duration.ofNanos(STEP_NANOS))
         .controlInterval(Duration.ofHours(1))
         .build();

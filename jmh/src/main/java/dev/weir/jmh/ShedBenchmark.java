@@ -3,7 +3,7 @@ package dev.weir.jmh;
 import dev.weir.LoadShedder;
 import dev.weir.Outcome;
 import dev.weir.control.Limits;
-import dev.weir.sim.VirtualTime;
+import dev.weir.VirtualTime;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -54,9 +54,9 @@ public class ShedBenchmark {
     ShedEverything rejector = new ShedEverything();
     LoadShedder.Builder builder = LoadShedder.builder()
         .name("jmh-shed")
-        .limit(Limits.fixed(1))
+        .limit(() -> Limits.fixed(1))
         .requestTimeout(Duration.ofHours(1))
-        .rejector(rejector);
+        .rejector(() -> rejector);
     VirtualTime time = null;
     switch (clock) {
       case "virtual":

@@ -47,8 +47,8 @@ final class Settings {
         .name(name)
         .requestTimeout(b.requestTimeout)
         .queueCapacity(b.queueCapacity)
-        .limit(b.limit != null ? b.limit.get() : Limits.adaptive())
-        .rejector(b.rejector != null ? b.rejector.get() : Rejectors.adaptive());
+        .limit(b.limit != null ? b.limit : Limits::adaptive)
+        .rejector(b.rejector != null ? b.rejector : Rejectors::adaptive);
     if (b.queueTimeout != null) {
       sb.queueTimeout(b.queueTimeout);
     }

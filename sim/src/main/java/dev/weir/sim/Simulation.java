@@ -1,5 +1,6 @@
 package dev.weir.sim;
 
+import dev.weir.VirtualTime;
 import dev.weir.AdmissionCallback;
 import dev.weir.LoadShedder;
 import dev.weir.Permit;

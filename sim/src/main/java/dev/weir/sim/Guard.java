@@ -35,9 +35,9 @@ public enum Guard {
       case WEIR:
         return b.build();
       case FIXED_IDEAL:
-        return b.limit(Limits.fixed(s.servers)).rejector(Rejectors.none()).build();
+        return b.limit(() -> Limits.fixed(s.servers)).rejector(Rejectors::none).build();
       case BLIND_ADAPTIVE:
-        return b.limit(Limits.adaptive()).rejector(Rejectors.none()).build();
+        return b.limit(Limits::adaptive).rejector(Rejectors::none).build();
       case NONE:
         return null;
       default:

@@ -20,7 +20,7 @@ class SimulatorTest {
   }
 
   private static LoadShedder fixed(dev.weir.Timer timer, Scenario s) {
-    return LoadShedder.builder().timer(timer).limit(Limits.fixed(20)).rejector(Rejectors.none())
+    return LoadShedder.builder().timer(timer).limit(() -> Limits.fixed(20)).rejector(Rejectors::none)
         .requestTimeout(Duration.ofSeconds(1)).build();
   }
 

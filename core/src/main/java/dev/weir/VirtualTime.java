@@ -1,7 +1,5 @@
-package dev.weir.sim;
+package dev.weir;
 
-import dev.weir.Clock;
-import dev.weir.Timer;
 import java.util.PriorityQueue;
 
 /**

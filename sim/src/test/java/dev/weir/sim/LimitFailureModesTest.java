@@ -24,8 +24,8 @@ class LimitFailureModesTest {
   private static java.util.function.BiFunction<Timer, Scenario, LoadShedder> weir(Built into) {
     return (timer, s) -> {
       into.limit = VegasLimit.builder().build();
-      return LoadShedder.builder().timer(timer).limit(into.limit)
-          .rejector(PidRejector.builder().build())
+      return LoadShedder.builder().timer(timer).limit(() -> into.limit)
+          .rejector(() -> PidRejector.builder().build())
           .requestTimeout(Duration.ofNanos((long) (s.requestTimeoutSeconds * 1e9))).build();
     };
   }

@@ -12,7 +12,7 @@ import dev.weir.Snapshot;
 import dev.weir.Ticket;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
-import dev.weir.sim.VirtualTime;
+import dev.weir.VirtualTime;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
@@ -29,8 +29,8 @@ class WeirMetricsTest {
   private final LoadShedder shedder = LoadShedder.builder()
       .name("api")
       .timer(time)
-      .limit(Limits.fixed(2))
-      .rejector(Rejectors.none())
+      .limit(() -> Limits.fixed(2))
+      .rejector(Rejectors::none)
       .queueCapacity(2)
       .requestTimeout(Duration.ofMillis(300)) // queue timeout 100 ms
       .build();
@@ -168,8 +168,8 @@ class WeirMetricsTest {
 
   @Test
   void twoSheddersKeepTheirMetersApart() {
-    LoadShedder other = LoadShedder.builder().name("batch").timer(time).limit(Limits.fixed(7))
-        .rejector(Rejectors.none()).build();
+    LoadShedder other = LoadShedder.builder().name("batch").timer(time).limit(() -> Limits.fixed(7))
+        .rejector(Rejectors::none).build();
     new WeirMetrics(shedder).bindTo(registry);
     new WeirMetrics(other).bindTo(registry);
     submit(0);
