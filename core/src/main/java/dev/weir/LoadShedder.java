@@ -345,12 +345,7 @@ public final class LoadShedder implements AutoCloseable {
 
     /** How often the limit and the rejector are updated. Default 100 ms. At least 1 ms. */
     public Builder controlInterval(Duration controlInterval) {
-      Check.positive("controlInterval", controlInterval);
-      if (controlInterval.compareTo(Duration.ofMillis(1)) < 0) {
-        throw new IllegalArgumentException("controlInterval must be at least 1ms, was "
-            + controlInterval);
-      }
-      this.controlInterval = controlInterval;
+      this.controlInterval = Check.atLeast("controlInterval", controlInterval, Duration.ofMillis(1));
       return this;
     }
 

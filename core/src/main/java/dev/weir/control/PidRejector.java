@@ -3,6 +3,7 @@ package dev.weir.control;
 import dev.weir.ControlWindow;
 import dev.weir.Priority;
 import dev.weir.Rejector;
+import dev.weir.internal.Check;
 import java.time.Duration;
 
 /**
@@ -283,7 +284,7 @@ public final class PidRejector implements Rejector {
      * avoid.
      */
     public Builder detectionWindow(Duration v) {
-      this.detectionWindow = v;
+      this.detectionWindow = Check.positive("detectionWindow", v);
       return this;
     }
 
@@ -295,13 +296,13 @@ public final class PidRejector implements Rejector {
      * queue's overload bound rather than queued.
      */
     public Builder kp(double v) {
-      this.kp = v;
+      this.kp = Check.inRange("kp", v, 0, true, 10, true);
       return this;
     }
 
     /** The integral gain, on backlog per arrival. Default 0.08. */
     public Builder ki(double v) {
-      this.ki = v;
+      this.ki = Check.inRange("ki", v, 0, false, 10, true);
       return this;
     }
 
@@ -310,7 +311,7 @@ public final class PidRejector implements Rejector {
      * from S5's 0.9 to nothing in about two seconds once the burst ends.
      */
     public Builder decay(double v) {
-      this.decay = v;
+      this.decay = Check.inRange("decay", v, 0, false, 1, false);
       return this;
     }
 
@@ -320,37 +321,18 @@ public final class PidRejector implements Rejector {
      * 1000 RPS and above, every tick.
      */
     public Builder minArrivals(long v) {
-      this.minArrivals = v;
+      this.minArrivals = Check.atLeast("minArrivals", v, 1L);
       return this;
     }
 
     /** How much of the priority histogram survives each tick. Default 0.9. */
     public Builder distributionDecay(double v) {
-      this.distributionDecay = v;
+      this.distributionDecay = Check.inRange("distributionDecay", v, 0, true, 1, false);
       return this;
     }
 
+    /** Builds the rejector; every setting was checked by its setter. */
     public PidRejector build() {
-      if (detectionWindow == null || detectionWindow.isNegative() || detectionWindow.isZero()) {
-        throw new IllegalArgumentException("detectionWindow must be positive, was "
-            + detectionWindow);
-      }
-      if (!(kp >= 0 && kp <= 10)) {
-        throw new IllegalArgumentException("kp must be in [0, 10], was " + kp);
-      }
-      if (!(ki > 0 && ki <= 10)) {
-        throw new IllegalArgumentException("ki must be in (0, 10], was " + ki);
-      }
-      if (!(decay > 0 && decay < 1)) {
-        throw new IllegalArgumentException("decay must be in (0, 1), was " + decay);
-      }
-      if (minArrivals < 1) {
-        throw new IllegalArgumentException("minArrivals must be at least 1, was " + minArrivals);
-      }
-      if (!(distributionDecay >= 0 && distributionDecay < 1)) {
-        throw new IllegalArgumentException("distributionDecay must be in [0, 1), was "
-            + distributionDecay);
-      }
       return new PidRejector(this);
     }
   }

@@ -2,6 +2,7 @@ package dev.weir.control;
 
 import dev.weir.ControlWindow;
 import dev.weir.Limit;
+import dev.weir.internal.Check;
 import dev.weir.internal.LatencyHistogram;
 import java.time.Duration;
 
@@ -156,7 +157,9 @@ public final class VegasLimit implements Limit {
       windowStart = now - w.intervalNanos();
     }
     if (w.latencySamples() != 0) {
-      window.merge(w.latencyHistogram());
+      for (int b = 0, n = w.latencyBuckets(); b < n; b++) {
+        window.add(b, w.latencyCount(b));
+      }
     }
     windowDrops += w.drops();
     windowSuccesses += w.successes();
@@ -372,7 +375,7 @@ public final class VegasLimit implements Limit {
      * a limit held below the knee.
      */
     public Builder targetQueue(double v) {
-      this.targetQueue = v;
+      this.targetQueue = Check.inRange("targetQueue", v, 0, false, 1, false);
       return this;
     }
 
@@ -383,50 +386,53 @@ public final class VegasLimit implements Limit {
      * threads.
      */
     public Builder initialLimit(int v) {
-      this.initialLimit = v;
+      this.initialLimit = Check.atLeast("initialLimit", v, 1);
       return this;
     }
 
     /** The smallest limit. Default 1. */
     public Builder minLimit(int v) {
-      this.minLimit = v;
+      this.minLimit = Check.atLeast("minLimit", v, 1);
       return this;
     }
 
     /** The largest limit. Default 1000. */
     public Builder maxLimit(int v) {
-      this.maxLimit = v;
+      this.maxLimit = Check.atLeast("maxLimit", v, 1);
       return this;
     }
 
     /** Samples needed for one update. Default 100. */
     public Builder minSamples(long v) {
-      this.minSamples = v;
+      this.minSamples = Check.atLeast("minSamples", v, 1L);
       return this;
     }
 
     /** The longest a window gathers samples before updating on whatever it has. Default 2 s. */
     public Builder maxWindow(Duration v) {
-      this.maxWindow = v;
+      this.maxWindow = Check.positive("maxWindow", v);
       return this;
     }
 
     /** The fraction of drops in a window above which the limit shrinks. Default 0.05. */
     public Builder dropTolerance(double v) {
-      this.dropTolerance = v;
+      this.dropTolerance = Check.inRange("dropTolerance", v, 0, true, 1, false);
       return this;
     }
 
     /** How long the lowest latency seen remains the baseline. Default 60 s. */
     public Builder baselineHorizon(Duration v) {
-      this.baselineHorizon = v;
+      this.baselineHorizon = Check.atLeast("baselineHorizon", v, Duration.ofSeconds(1));
       return this;
     }
 
+    /**
+     * Builds the limit.
+     *
+     * @throws IllegalArgumentException if {@code maxLimit < minLimit}, or {@code initialLimit} is
+     *     outside {@code minLimit..maxLimit}
+     */
     public VegasLimit build() {
-      if (minLimit < 1) {
-        throw new IllegalArgumentException("minLimit must be at least 1, was " + minLimit);
-      }
       if (maxLimit < minLimit) {
         throw new IllegalArgumentException(
             "maxLimit must be at least minLimit (" + minLimit + "), was " + maxLimit);
@@ -434,22 +440,6 @@ public final class VegasLimit implements Limit {
       if (initialLimit < minLimit || initialLimit > maxLimit) {
         throw new IllegalArgumentException("initialLimit must be in minLimit..maxLimit ("
             + minLimit + ".." + maxLimit + "), was " + initialLimit);
-      }
-      if (!(targetQueue > 0 && targetQueue < 1)) {
-        throw new IllegalArgumentException("targetQueue must be in (0, 1), was " + targetQueue);
-      }
-      if (minSamples < 1) {
-        throw new IllegalArgumentException("minSamples must be at least 1, was " + minSamples);
-      }
-      if (maxWindow == null || maxWindow.isNegative() || maxWindow.isZero()) {
-        throw new IllegalArgumentException("maxWindow must be positive, was " + maxWindow);
-      }
-      if (!(dropTolerance >= 0 && dropTolerance < 1)) {
-        throw new IllegalArgumentException("dropTolerance must be in [0, 1), was " + dropTolerance);
-      }
-      if (baselineHorizon == null || baselineHorizon.compareTo(Duration.ofSeconds(1)) < 0) {
-        throw new IllegalArgumentException(
-            "baselineHorizon must be at least 1s, was " + baselineHorizon);
       }
       return new VegasLimit(this);
     }
