@@ -12,38 +12,26 @@ import java.util.function.Supplier;
  * Admits requests by priority under an adaptive inflight limit, queues the rest, and sheds the
  * least important traffic when overloaded. One shedder guards one endpoint (or one service).
  *
- * <h2>Life of a request</h2>
- * <ol>
- *   <li>{@link #submit} with a packed {@link Priority}. If nothing is queued and fewer than {@code
- *       limit} permits are held, the request is admitted at once, whatever its priority: no lock,
- *       no allocation beyond the request itself, and, while the limit is far from used, no write
- *       to a cache line that other threads write. The cutoff sheds only what would wait: turning
- *       away a request that a free permit could run at once would idle the permit and spare no
- *       one a wait.
- *   <li>Otherwise, if the {@link Rejector}'s cutoff excludes the priority, the request is
- *       rejected at once as {@link RejectReason#SHED}; behind a non-empty queue, the usual case
- *       under overload, without allocating anything. Except while the queue is short (under a
- *       quarter of a limit's worth): then a request of the tier the cut falls in waits whatever
- *       its cohort, so that the queue does not run dry.
- *   <li>Otherwise it waits in a bucketed priority queue, at most its queue timeout. When a permit
- *       is released, the releasing thread admits the next waiting request: from the most important
- *       tier that has one, the one that arrived first (cohorts decide who is shed, not who waits
- *       longest). There is no dispatcher thread. A full queue evicts its least important request
- *       to make room for a more important one; while overloaded, the queue is full at a limit and a
- *       half's worth of requests, or two limits' worth while the cut spares the most important
- *       tier arriving.
- *   <li>The admitted request runs and {@linkplain Permit#release releases} its permit with its
- *       outcome; the latency is the {@link Limit}'s sample.
- * </ol>
+ * <p><b>Life of a request.</b> {@link #submit} (or {@link #acquire}) with a packed {@link
+ * Priority}. If nothing is queued and a permit is free, the request is admitted at once, whatever
+ * its priority: the cutoff sheds only what would wait. Otherwise, if the {@link Rejector}'s cutoff
+ * excludes it, it is rejected at once as {@link RejectReason#SHED} (while the queue is short, the
+ * tier the cut falls in waits instead, so that the queue does not run dry). Otherwise it waits in
+ * a bucketed priority queue, at most its queue timeout: tiers strictly in order, arrival order
+ * within a tier. A full queue evicts its least important request for a more important one; while
+ * overloaded the queue is full at a limit and a half's worth (two limits' worth while the cut
+ * spares the most important tier arriving). The thread that releases a permit admits the next
+ * waiting request; there is no dispatcher thread. The admitted request runs and {@linkplain
+ * Permit#release releases} its permit with its outcome; its latency is the {@link Limit}'s sample.
  *
- * <h2>Guarantees</h2>
- * Every submitted request's callback hears exactly once. A permit is counted exactly once however
- * often it is released. All methods are thread-safe and none blocks except {@link #acquire}.
+ * <p><b>Guarantees.</b> Every submitted request's callback hears exactly once. A permit is counted
+ * exactly once however often it is released. All methods are thread-safe and none blocks except
+ * {@link #acquire}.
  *
- * <h2>Control</h2>
- * Every {@code controlInterval}, on the timer, the shedder hands what it observed to its
- * {@link Limit} and {@link Rejector} and applies their answers. All time comes from the
- * {@link Timer}'s clock, so a shedder built on {@link VirtualTime} is fully deterministic.
+ * <p><b>Control.</b> Every {@code controlInterval}, on the timer, the shedder hands what it
+ * observed to its {@link Limit} and {@link Rejector} and applies their answers. All time comes
+ * from the {@link Timer}'s clock, so a shedder built on {@link VirtualTime} is fully
+ * deterministic. {@code docs/design.md} explains the mechanism and each control rule.
  */
 public final class LoadShedder implements AutoCloseable {
   /** What {@link #tryEnter} returns when it did not admit. Negative, as no entry is. */
@@ -77,8 +65,6 @@ public final class LoadShedder implements AutoCloseable {
   public static Builder builder() {
     return new Builder();
   }
-
-  // ------------------------------------------------------------------------------------ admission
 
   /**
    * Submits a request with the shedder's default request timeout. {@code callback} hears exactly
@@ -131,17 +117,11 @@ public final class LoadShedder implements AutoCloseable {
 
   /**
    * Not for applications, which should use {@link #submit} or {@link #acquire}: public only
-   * because tests of the adapter modules hold a permit with it. Admits at once, without a request
-   * object, if the shedder is open, nothing is queued and a permit is free (whatever the cutoff),
-   * counting what an immediate admission by {@link #submit} counts; returns an <em>entry</em>, a
-   * non-negative token for {@link #exit}. Otherwise returns {@link #NOT_ADMITTED} and counts
-   * nothing.
-   *
-   * <p>The contract is a {@link java.util.concurrent.Semaphore}'s, and nothing checks it: call
-   * {@link #exit} exactly once per entry. An entry never exited holds its permit for good; an
-   * entry exited twice (or an entry of another shedder) gives back a permit another request
-   * holds, and from then on the shedder admits one request more than its limit, for good. No
-   * deadline is watched for an entry.
+   * because the adapter modules' tests hold a permit with it. Admits at once, without a request
+   * object, if the shedder is open, nothing is queued and a permit is free, counting what an
+   * immediate admission counts, and returns an entry for {@link #exit}; otherwise returns {@link
+   * #NOT_ADMITTED} and counts nothing. Nothing checks that each entry is exited exactly once: one
+   * never exited holds its permit for good, one exited twice breaks the limit for good.
    *
    * @throws IllegalArgumentException if {@code priority} is not a valid packed priority
    */
@@ -150,19 +130,15 @@ public final class LoadShedder implements AutoCloseable {
   }
 
   /**
-   * Ends a request that {@link #tryEnter} admitted: counts its outcome (and its latency, if
-   * sampled) as {@link Permit#release} does, gives its permit back and admits whoever waits.
-   * Exactly once per entry: a second call is not detected and breaks the limit.
+   * Ends a request that {@link #tryEnter} admitted, as {@link Permit#release} would. Exactly once
+   * per entry: a second call is not detected and breaks the limit.
    *
-   * @throws IllegalArgumentException if {@code entry} is {@link #NOT_ADMITTED} or any other value
-   *     that {@link #tryEnter} never returns
+   * @throws IllegalArgumentException if {@code entry} is not a value {@link #tryEnter} returns
    * @throws NullPointerException if {@code outcome} is null
    */
   public void exit(long entry, Outcome outcome) {
     admission.exit(entry, outcome);
   }
-
-  // -------------------------------------------------------------------------------- observation
 
   /** The shedder's current state and counters. Cheap enough to call on every scrape. */
   public Snapshot snapshot() {
@@ -228,8 +204,6 @@ public final class LoadShedder implements AutoCloseable {
   public long totalQueueWaitNanos(int tier) {
     return admission.counters.queueWaitNanos(tier);
   }
-
-  // ------------------------------------------------------------------------------------ shutdown
 
   /**
    * Stops admitting: every queued request, and every later submission, is answered {@link

@@ -41,7 +41,8 @@ import java.time.Duration;
  *       admitted on the strength of capacity that was never tested.
  * </ul>
  *
- * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap.
+ * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap. Why each
+ * default is what it is, with the scenarios that set it: {@code docs/design.md}.
  */
 public final class VegasLimit implements Limit {
   /** How much of the gap between the queue estimate and its target one update closes. */
@@ -50,25 +51,11 @@ public final class VegasLimit implements Limit {
   private static final double SLOW_START_EXIT = 1.5;
   /** Every this many updates while the limit binds, one window runs at a lower limit. */
   private static final int PROBE_EVERY = 32;
-  /**
-   * The probe window's limit, as a fraction of the limit. It must reach below the knee to measure
-   * latency without queueing, and that has a price: at a limit of 9 or 10 on 8 servers the probe
-   * runs 7, and a server idles for the window while requests wait (0.6-2.4% of S10's samples).
-   * At 0.9 no server idled and steady overload gained half a point of goodput in simulation (S2,
-   * S3 and S10 over ten seeds: 99.36, 99.41 and 99.60% at 0.8; 99.76, 99.94 and 99.87% at 0.9),
-   * but a probe at 9 of 11 still queues inside the service, so it could not pull down a baseline
-   * measured while queueing: S10's tier-1 P99 rose from 83.6 to 88.0 ms over the same seeds, and
-   * the demo's at 3x from 88-93 to 96-105 ms. Latency won.
-   */
+  /** The probe window's limit, as a fraction of the limit: deep enough to get below the knee. */
   private static final double PROBE_DEPTH = 0.8;
   /** How much of the recent peak inflight survives each update. */
   private static final double PEAK_DECAY = 0.995;
-  /**
-   * Samples in the first window, at the initial limit. With the slow-start windows below the knee
-   * they make the start-up baseline, which rules the first seconds after slow start ends; from
-   * fewer (20 once), an unlucky run of short service times gave a baseline a quarter too low, and
-   * a limit held below the service's concurrency for the eight seconds the baseline ruled.
-   */
+  /** Samples in the first window, at the initial limit: enough for a start-up baseline. */
   private static final int MEASURE_SAMPLES = 60;
   /** Samples in each slow-start window. */
   private static final int SLOW_START_SAMPLES = 20;
@@ -229,13 +216,11 @@ public final class VegasLimit implements Limit {
         if (risesInARow >= 2) {
           // Latency rose: the last doubling went past the knee. The median of all the windows
           // before the rise is the service's latency without queueing, from enough samples to be
-          // within a few percent (at least 60): one window of 20 can be 15% off, one of 25 was
-          // once 28% off, and a baseline that low would read the service's own latency as
-          // queueing and cut the limit below the knee. With it, Vegas's estimate of the
+          // within a few percent (one window alone can be far off, and a baseline too low would
+          // read the service's own latency as queueing). With it, Vegas's estimate of the
           // service's concurrency (limit x baseline / latency) is where the knee is; restart
           // there, below the last doubling. The baseline carries over, so the limit is judged
-          // from the start against latency measured below the knee, not against latency
-          // measured at whatever limit the restart lands on.
+          // from the start against latency measured below the knee.
           long pooled = startWindows.quantile(0.5);
           limit = Math.max(minLimit, Math.min(limit / 2, limit * pooled / median));
           phase = Phase.NORMAL;
@@ -369,10 +354,8 @@ public final class VegasLimit implements Limit {
 
     /**
      * The fraction of the limit allowed to queue inside the service: the slack that keeps every
-     * server busy. Default 0.15; at least 1.5 requests whatever the limit. The baseline is the
-     * lowest of many noisy medians and so reads a few percent low; with a target of 0.1 that
-     * error alone is as large as the target, and S3 on 20 servers lost a tenth of its goodput to
-     * a limit held below the knee.
+     * server busy. Default 0.15; at least 1.5 requests whatever the limit. In (0, 1). Well above
+     * the few percent by which the baseline, the lowest of many noisy medians, reads low.
      */
     public Builder targetQueue(double v) {
       this.targetQueue = Check.inRange("targetQueue", v, 0, false, 1, false);
