@@ -458,47 +458,28 @@ final class Admission {
 
   // ----------------------------------------------------------------------- knobs and state
 
-  /** Sets what the control tick decided; each takes effect on the next admission. */
-  void setCutoff(int cutoff) {
-    this.cutoff = cutoff;
-  }
+  // What the control tick decided; each takes effect on the next admission.
+  void setCutoff(int cutoff) { this.cutoff = cutoff; }
 
-  void setQueueBound(int queueBound) {
-    this.queueBound = queueBound;
-  }
+  void setQueueBound(int queueBound) { this.queueBound = queueBound; }
 
-  void setShortQueue(int shortQueue) {
-    this.shortQueue = shortQueue;
-  }
+  void setShortQueue(int shortQueue) { this.shortQueue = shortQueue; }
 
-  void setSampleMask(long sampleMask) {
-    this.sampleMask = sampleMask;
-  }
+  void setSampleMask(long sampleMask) { this.sampleMask = sampleMask; }
 
-  int cutoff() {
-    return cutoff;
-  }
+  int cutoff() { return cutoff; }
 
-  int queued() {
-    return queue.size();
-  }
+  int queued() { return queue.size(); }
 
   /** Whether the queue was empty at some moment since the last call, or is now. */
   boolean takeQueueEmptied() {
     return queue.takeEmptied();
   }
 
-  boolean isClosed() {
-    return closed;
-  }
+  boolean isClosed() { return closed; }
 
-  /**
-   * Stops admitting: later arrivals, and whatever waits now, are rejected as {@link
-   * RejectReason#SHUTTING_DOWN}. The caller makes sure it runs once.
-   */
-  void close() {
-    closed = true;
-  }
+  /** Stops admitting: every later arrival is rejected as {@link RejectReason#SHUTTING_DOWN}. */
+  void close() { closed = true; }
 
   /** Rejects everything queued as {@link RejectReason#SHUTTING_DOWN}; after {@link #close()}. */
   void rejectQueued() {
