@@ -126,8 +126,19 @@ public final class ControlWindow {
    */
   public long latencyQuantileNanos(double q) { return latencies.quantile(q); }
 
-  /** The interval's latency samples as a histogram. Read only. */
-  public LatencyHistogram latencyHistogram() { return latencies; }
+  /**
+   * The number of buckets of the interval's latency histogram: log-linear, eight buckets per
+   * power of two from about 1 µs (below it, bucket 0) to about 275 s (above it, the last
+   * bucket), so a bucket is at most 12.5% wide. For a controller that pools samples over
+   * several intervals, as {@link dev.weir.control.VegasLimit} does.
+   */
+  public int latencyBuckets() { return LatencyHistogram.BUCKETS; }
+
+  /**
+   * The interval's latency samples in bucket {@code bucket}, 0 to {@link #latencyBuckets()} - 1;
+   * buckets are in increasing order of latency.
+   */
+  public long latencyCount(int bucket) { return latencies.countIn(bucket); }
 
   /** The mean of the interval's latency samples, or 0 if there were none. */
   public long meanLatencyNanos() { return latencies.mean(); }

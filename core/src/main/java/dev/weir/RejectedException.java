@@ -9,7 +9,7 @@ public final class RejectedException extends Exception {
 
   private final RejectReason reason;
 
-  public RejectedException(RejectReason reason) {
+  RejectedException(RejectReason reason) {
     super("request rejected: " + reason, null, false, false);
     this.reason = reason;
   }

@@ -40,7 +40,8 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     }
   }
 
-  final LoadShedder shedder;
+  /** The mechanism that admitted, queued or rejected it, and takes its permit back. */
+  final Admission admission;
   final int priority;
   final long timeoutNanos;
   final long queueTimeoutNanos;
@@ -64,9 +65,9 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   volatile Runnable deadlineHook;
   volatile int hookFired;
 
-  Request(LoadShedder shedder, int priority, long timeoutNanos, long queueTimeoutNanos,
+  Request(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
       AdmissionCallback callback, Thread waiter) {
-    this.shedder = shedder;
+    this.admission = admission;
     this.priority = priority;
     this.timeoutNanos = timeoutNanos;
     this.queueTimeoutNanos = queueTimeoutNanos;
@@ -115,7 +116,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     if (!cas(QUEUED, REJECTED)) {
       return false;
     }
-    shedder.leftQueue(this, RejectReason.CANCELLED);
+    admission.leftQueue(this, RejectReason.CANCELLED);
     return true;
   }
 
@@ -138,7 +139,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     if (t != null) {
       t.cancel();
     }
-    shedder.released(this, outcome);
+    admission.released(this, outcome);
     return true;
   }
 
@@ -152,10 +153,10 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     }
     if (!timed) {
       // Admitted on the fast path unsampled, a moment ago: the deadline counts from now.
-      timeAt(shedder.clock.nanoTime());
+      timeAt(admission.clock.nanoTime());
     }
     deadlineHook = hook;
-    timeout = shedder.timer.schedule(this, deadlineNanos());
+    timeout = admission.timer.schedule(this, deadlineNanos());
   }
 
   @Override
@@ -170,7 +171,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   @Override
   public long deadlineNanos() {
     if (!timed) {
-      timeAt(shedder.clock.nanoTime());
+      timeAt(admission.clock.nanoTime());
     }
     return arrivalNanos + timeoutNanos;
   }
@@ -187,13 +188,13 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     int s = state;
     if (s == QUEUED) {
       if (cas(QUEUED, REJECTED)) {
-        shedder.leftQueue(this, RejectReason.QUEUE_TIMEOUT);
+        admission.leftQueue(this, RejectReason.QUEUE_TIMEOUT);
       }
     } else if (s == ADMITTED) {
       Runnable hook = deadlineHook;
       // A late-firing queue timer also lands here; only a passed deadline may fire the hook.
-      if (hook != null && shedder.clock.nanoTime() - deadlineNanos() >= 0 && claimOverrun()) {
-        shedder.deadlinePassed(this);
+      if (hook != null && admission.clock.nanoTime() - deadlineNanos() >= 0 && claimOverrun()) {
+        admission.deadlinePassed(this);
         hook.run();
       }
     }

@@ -1,5 +1,6 @@
 package dev.weir;
 
+import dev.weir.internal.Check;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -19,9 +20,7 @@ public final class WorkerPool implements Executor, AutoCloseable {
   private final ThreadPoolExecutor executor;
 
   private WorkerPool(String name, int threads) {
-    if (threads < 1) {
-      throw new IllegalArgumentException("threads must be at least 1, was " + threads);
-    }
+    Check.atLeast("threads", threads, 1);
     AtomicInteger seq = new AtomicInteger();
     ThreadFactory factory = r -> {
       Thread t = new Thread(r, name + "-" + seq.incrementAndGet());

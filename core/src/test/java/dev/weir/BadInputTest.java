@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Limits;
+import dev.weir.control.PidRejector;
 import dev.weir.control.Rejectors;
+import dev.weir.control.VegasLimit;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -248,6 +250,51 @@ class BadInputTest {
     refused(() -> Limits.fixed(0), "limit");
     refused(() -> Limits.fixed(-5), "limit");
     assertEquals(1, Limits.fixed(1).maxLimit());
+  }
+
+  /** Each setting is checked by its setter, at once, not later by build(). */
+  @Test
+  void vegasLimitSettersRefuseBadValuesAtOnce() {
+    refused(() -> VegasLimit.builder().targetQueue(0), "targetQueue");
+    refused(() -> VegasLimit.builder().targetQueue(1), "targetQueue");
+    refused(() -> VegasLimit.builder().targetQueue(Double.NaN), "targetQueue");
+    refused(() -> VegasLimit.builder().initialLimit(0), "initialLimit");
+    refused(() -> VegasLimit.builder().minLimit(0), "minLimit");
+    refused(() -> VegasLimit.builder().maxLimit(0), "maxLimit");
+    refused(() -> VegasLimit.builder().minSamples(0), "minSamples");
+    refused(() -> VegasLimit.builder().maxWindow(null), "maxWindow");
+    refused(() -> VegasLimit.builder().maxWindow(Duration.ZERO), "maxWindow");
+    refused(() -> VegasLimit.builder().dropTolerance(-0.01), "dropTolerance");
+    refused(() -> VegasLimit.builder().dropTolerance(1), "dropTolerance");
+    refused(() -> VegasLimit.builder().baselineHorizon(null), "baselineHorizon");
+    refused(() -> VegasLimit.builder().baselineHorizon(Duration.ofMillis(999)), "baselineHorizon");
+  }
+
+  /** Settings that are only wrong together are checked together, by build(). */
+  @Test
+  void vegasLimitChecksItsLimitsTogetherInBuild() {
+    VegasLimit.Builder crossed = VegasLimit.builder().minLimit(10).maxLimit(5);
+    refused(crossed::build, "maxLimit", "minLimit");
+    refused(() -> VegasLimit.builder().initialLimit(2000).build(), "initialLimit");
+    refused(() -> VegasLimit.builder().minLimit(8).build(), "initialLimit");
+    assertEquals(8, VegasLimit.builder().minLimit(8).initialLimit(8).build().initialLimit());
+  }
+
+  @Test
+  void pidRejectorSettersRefuseBadValuesAtOnce() {
+    refused(() -> PidRejector.builder().detectionWindow(null), "detectionWindow");
+    refused(() -> PidRejector.builder().detectionWindow(Duration.ZERO), "detectionWindow");
+    refused(() -> PidRejector.builder().kp(-0.1), "kp");
+    refused(() -> PidRejector.builder().kp(10.5), "kp");
+    refused(() -> PidRejector.builder().ki(0), "ki");
+    refused(() -> PidRejector.builder().ki(Double.NaN), "ki");
+    refused(() -> PidRejector.builder().decay(0), "decay");
+    refused(() -> PidRejector.builder().decay(1), "decay");
+    refused(() -> PidRejector.builder().minArrivals(0), "minArrivals");
+    refused(() -> PidRejector.builder().distributionDecay(1), "distributionDecay");
+    refused(() -> PidRejector.builder().distributionDecay(-0.5), "distributionDecay");
+    // The bounds themselves, where included, are accepted.
+    PidRejector.builder().kp(0).kp(10).ki(10).distributionDecay(0).build();
   }
 
   @Test

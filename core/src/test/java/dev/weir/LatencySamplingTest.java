@@ -70,11 +70,11 @@ class LatencySamplingTest {
 
   @Test
   void theSampleRateFollowsTheAdmissionRate() {
-    assertEquals(0, LoadShedder.sampleMaskFor(0));
-    assertEquals(0, LoadShedder.sampleMaskFor(511));
-    assertEquals(1, LoadShedder.sampleMaskFor(512));
-    assertEquals(3, LoadShedder.sampleMaskFor(2_000));
-    assertEquals(127, LoadShedder.sampleMaskFor(50_000));
+    assertEquals(0, ControlLoop.sampleMaskFor(0));
+    assertEquals(0, ControlLoop.sampleMaskFor(511));
+    assertEquals(1, ControlLoop.sampleMaskFor(512));
+    assertEquals(3, ControlLoop.sampleMaskFor(2_000));
+    assertEquals(127, ControlLoop.sampleMaskFor(50_000));
   }
 
   @Test
@@ -98,7 +98,7 @@ class LatencySamplingTest {
     assertTrue(reads <= 2 * 10_000 / 32 + 100, reads + " clock reads for 10,000 admissions");
     t.time.advance(INTERVAL);
     assertEquals(10_000, limit.successes, "every release is still counted");
-    assertTrue(limit.samples >= LoadShedder.SAMPLES_PER_INTERVAL, limit.samples + " samples");
+    assertTrue(limit.samples >= ControlLoop.SAMPLES_PER_INTERVAL, limit.samples + " samples");
     assertEquals(0, s.inflight());
   }
 

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
 /**
- * {@link LoadShedder#tryEnter} and {@link LoadShedder#exit}: the allocation-free fast path admits
+ * {@link LoadShedder#tryEnter} and {@link LoadShedder#exit}, the fast path without a request object
+ * that tests use to hold a permit (not for applications; see their javadoc): it admits
  * exactly when {@code submit} would admit at once, counts what {@code submit} counts, and refuses
  * everything else without a trace.
  */

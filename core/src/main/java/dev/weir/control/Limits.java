@@ -2,6 +2,7 @@ package dev.weir.control;
 
 import dev.weir.ControlWindow;
 import dev.weir.Limit;
+import dev.weir.internal.Check;
 
 /** Factories for {@link Limit}s. */
 public final class Limits {
@@ -13,9 +14,7 @@ public final class Limits {
    * @throws IllegalArgumentException if {@code limit < 1}
    */
   public static Limit fixed(int limit) {
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit must be at least 1, was " + limit);
-    }
+    Check.atLeast("limit", limit, 1);
     return new Limit() {
       @Override
       public int initialLimit() {

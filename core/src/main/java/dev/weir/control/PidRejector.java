@@ -3,6 +3,7 @@ package dev.weir.control;
 import dev.weir.ControlWindow;
 import dev.weir.Priority;
 import dev.weir.Rejector;
+import dev.weir.internal.Check;
 import java.time.Duration;
 
 /**
@@ -50,7 +51,8 @@ import java.time.Duration;
  * priority), so at most {@code ratio} is shed. Because cohorts order the levels within a tier,
  * services that share the cohort scheme shed the same users.
  *
- * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap.
+ * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap. Why each
+ * default is what it is, with the scenarios that set it: {@code docs/design.md}.
  */
 public final class PidRejector implements Rejector {
   private final long detectionWindowNanos;
@@ -81,22 +83,13 @@ public final class PidRejector implements Rejector {
   private double recentTimeouts;
 
   /**
-   * The backlog the integral term aims for, in limits, while the cut falls inside the most
-   * important tier arriving, so that every admitted request waits behind the backlog. A limit's
-   * worth (Little's law: one service time of waiting) and a quarter, under the limit and a half
-   * the shedder then keeps: enough that the Poisson noise of a 100 ms interval seldom empties
-   * the queue, and when it does the cut-off requests that find a permit free run. At one and a
-   * half, against a bound of two, S10's tier-1 P99 was 96 ms (bound 107); at this, 86, with the
-   * same goodput. At one, S8's goodput while degraded fell from 98.9 to 98.1 per second.
+   * The backlog aimed for, in limits, while the cut falls inside the most important tier
+   * arriving: about a service time of waiting, and enough that an interval's noise seldom empties
+   * the queue.
    */
   private static final double BACKLOG_TARGET_LIMITS = 1.25;
 
-  /**
-   * The backlog aimed for, in limits, while requests time out in the queue. In S4 (capacity
-   * halves, tier 1 then takes 77% of it) tier 5 queued behind tier 1 timed out: 3.9% of all
-   * requests answered late at one and a half limits, 2.1% with this. Lower (half a limit: 1.3%)
-   * idles permits at small scale: S7-50rps's tier 1 fell below the ideal fixed limit's.
-   */
+  /** The backlog aimed for, in limits, while requests time out in the queue: a shorter queue. */
   private static final double BACKLOG_TIMING_OUT_LIMITS = 1.0;
 
   /** How much of the recent queue-timeout count survives each update. */
@@ -196,7 +189,7 @@ public final class PidRejector implements Rejector {
     // For one queue timeout after shedding began, every request that timed out had arrived
     // before: the backlog of a cold start, which the shedder's bound has cleared since. They say
     // nothing about the queue kept now, and counted they would hold the backlog low, and the
-    // queue near dry, for seconds (about four after a hundred of them).
+    // queue near dry, for seconds.
     long timeouts = now - sheddingSinceNanos < w.queueTimeoutNanos() ? 0 : accTimeouts;
     recentTimeouts = recentTimeouts * TIMEOUT_MEMORY + timeouts;
     int bound = w.overloadQueueBound();
@@ -277,80 +270,55 @@ public final class PidRejector implements Rejector {
 
     /**
      * How long the queue must stay non-empty before shedding starts. Default 500 ms: longer than a
-     * burst the queue absorbs on its own (S5's base load never trips it), and short enough that an
-     * overload is shed at the door within about a second (S2 to S4). Cinnamon's 10 s would let ten
-     * seconds of excess pile into queue timeouts first: the late shedding this rejector exists to
-     * avoid.
+     * burst the queue absorbs on its own, and short enough that an overload is shed at the door
+     * within about a second rather than in queue timeouts. Positive.
      */
     public Builder detectionWindow(Duration v) {
-      this.detectionWindow = v;
+      this.detectionWindow = Check.positive("detectionWindow", v);
       return this;
     }
 
     /**
-     * The proportional gain, on excess inflow per arrival. Default 0.3. The excess of one 100 ms
-     * interval is mostly Poisson noise, and this term passes it straight into the cutoff: at 0.6
-     * S3's ratio had a standard deviation of 0.023, enough to blur the cut over some 30 cohorts of
-     * tier 3; at 0.3 it is 0.015. Surges the slower term would let through are evicted by the
-     * queue's overload bound rather than queued.
+     * The proportional gain, on excess inflow per arrival. Default 0.3, in [0, 10]: low, as an
+     * interval's excess is mostly Poisson noise that this term passes straight into the cutoff.
      */
     public Builder kp(double v) {
-      this.kp = v;
+      this.kp = Check.inRange("kp", v, 0, true, 10, true);
       return this;
     }
 
-    /** The integral gain, on backlog per arrival. Default 0.08. */
+    /** The integral gain, on backlog per arrival. Default 0.08, in (0, 10]. */
     public Builder ki(double v) {
-      this.ki = v;
+      this.ki = Check.inRange("ki", v, 0, false, 10, true);
       return this;
     }
 
     /**
-     * The fraction by which the ratio decays each tick once the queue stays empty. Default 0.1:
-     * from S5's 0.9 to nothing in about two seconds once the burst ends.
+     * The fraction by which the ratio decays each tick once the queue stays empty. Default 0.1,
+     * in (0, 1): shedding stops within a few seconds of an overload's end.
      */
     public Builder decay(double v) {
-      this.decay = v;
+      this.decay = Check.inRange("decay", v, 0, false, 1, false);
       return this;
     }
 
     /**
-     * Arrivals needed before the ratio is updated. Default 50: at 75 RPS (S7's small service) an
-     * update every two thirds of a second, without which the ratio's noise cuts into tier 1; at
-     * 1000 RPS and above, every tick.
+     * Arrivals needed before the ratio is updated. Default 50, at least 1: enough for rates to
+     * mean something at a small service's rate; at 1000 RPS and above, every tick.
      */
     public Builder minArrivals(long v) {
-      this.minArrivals = v;
+      this.minArrivals = Check.atLeast("minArrivals", v, 1L);
       return this;
     }
 
-    /** How much of the priority histogram survives each tick. Default 0.9. */
+    /** How much of the priority histogram survives each tick. Default 0.9, in [0, 1). */
     public Builder distributionDecay(double v) {
-      this.distributionDecay = v;
+      this.distributionDecay = Check.inRange("distributionDecay", v, 0, true, 1, false);
       return this;
     }
 
+    /** Builds the rejector; every setting was checked by its setter. */
     public PidRejector build() {
-      if (detectionWindow == null || detectionWindow.isNegative() || detectionWindow.isZero()) {
-        throw new IllegalArgumentException("detectionWindow must be positive, was "
-            + detectionWindow);
-      }
-      if (!(kp >= 0 && kp <= 10)) {
-        throw new IllegalArgumentException("kp must be in [0, 10], was " + kp);
-      }
-      if (!(ki > 0 && ki <= 10)) {
-        throw new IllegalArgumentException("ki must be in (0, 10], was " + ki);
-      }
-      if (!(decay > 0 && decay < 1)) {
-        throw new IllegalArgumentException("decay must be in (0, 1), was " + decay);
-      }
-      if (minArrivals < 1) {
-        throw new IllegalArgumentException("minArrivals must be at least 1, was " + minArrivals);
-      }
-      if (!(distributionDecay >= 0 && distributionDecay < 1)) {
-        throw new IllegalArgumentException("distributionDecay must be in [0, 1), was "
-            + distributionDecay);
-      }
       return new PidRejector(this);
     }
   }

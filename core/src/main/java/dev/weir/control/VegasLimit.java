@@ -2,6 +2,7 @@ package dev.weir.control;
 
 import dev.weir.ControlWindow;
 import dev.weir.Limit;
+import dev.weir.internal.Check;
 import dev.weir.internal.LatencyHistogram;
 import java.time.Duration;
 
@@ -40,7 +41,8 @@ import java.time.Duration;
  *       admitted on the strength of capacity that was never tested.
  * </ul>
  *
- * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap.
+ * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap. Why each
+ * default is what it is, with the scenarios that set it: {@code docs/design.md}.
  */
 public final class VegasLimit implements Limit {
   /** How much of the gap between the queue estimate and its target one update closes. */
@@ -49,25 +51,11 @@ public final class VegasLimit implements Limit {
   private static final double SLOW_START_EXIT = 1.5;
   /** Every this many updates while the limit binds, one window runs at a lower limit. */
   private static final int PROBE_EVERY = 32;
-  /**
-   * The probe window's limit, as a fraction of the limit. It must reach below the knee to measure
-   * latency without queueing, and that has a price: at a limit of 9 or 10 on 8 servers the probe
-   * runs 7, and a server idles for the window while requests wait (0.6-2.4% of S10's samples).
-   * At 0.9 no server idled and steady overload gained half a point of goodput in simulation (S2,
-   * S3 and S10 over ten seeds: 99.36, 99.41 and 99.60% at 0.8; 99.76, 99.94 and 99.87% at 0.9),
-   * but a probe at 9 of 11 still queues inside the service, so it could not pull down a baseline
-   * measured while queueing: S10's tier-1 P99 rose from 83.6 to 88.0 ms over the same seeds, and
-   * the demo's at 3x from 88-93 to 96-105 ms. Latency won.
-   */
+  /** The probe window's limit, as a fraction of the limit: deep enough to get below the knee. */
   private static final double PROBE_DEPTH = 0.8;
   /** How much of the recent peak inflight survives each update. */
   private static final double PEAK_DECAY = 0.995;
-  /**
-   * Samples in the first window, at the initial limit. With the slow-start windows below the knee
-   * they make the start-up baseline, which rules the first seconds after slow start ends; from
-   * fewer (20 once), an unlucky run of short service times gave a baseline a quarter too low, and
-   * a limit held below the service's concurrency for the eight seconds the baseline ruled.
-   */
+  /** Samples in the first window, at the initial limit: enough for a start-up baseline. */
   private static final int MEASURE_SAMPLES = 60;
   /** Samples in each slow-start window. */
   private static final int SLOW_START_SAMPLES = 20;
@@ -156,7 +144,9 @@ public final class VegasLimit implements Limit {
       windowStart = now - w.intervalNanos();
     }
     if (w.latencySamples() != 0) {
-      window.merge(w.latencyHistogram());
+      for (int b = 0, n = w.latencyBuckets(); b < n; b++) {
+        window.add(b, w.latencyCount(b));
+      }
     }
     windowDrops += w.drops();
     windowSuccesses += w.successes();
@@ -226,13 +216,11 @@ public final class VegasLimit implements Limit {
         if (risesInARow >= 2) {
           // Latency rose: the last doubling went past the knee. The median of all the windows
           // before the rise is the service's latency without queueing, from enough samples to be
-          // within a few percent (at least 60): one window of 20 can be 15% off, one of 25 was
-          // once 28% off, and a baseline that low would read the service's own latency as
-          // queueing and cut the limit below the knee. With it, Vegas's estimate of the
+          // within a few percent (one window alone can be far off, and a baseline too low would
+          // read the service's own latency as queueing). With it, Vegas's estimate of the
           // service's concurrency (limit x baseline / latency) is where the knee is; restart
           // there, below the last doubling. The baseline carries over, so the limit is judged
-          // from the start against latency measured below the knee, not against latency
-          // measured at whatever limit the restart lands on.
+          // from the start against latency measured below the knee.
           long pooled = startWindows.quantile(0.5);
           limit = Math.max(minLimit, Math.min(limit / 2, limit * pooled / median));
           phase = Phase.NORMAL;
@@ -366,13 +354,11 @@ public final class VegasLimit implements Limit {
 
     /**
      * The fraction of the limit allowed to queue inside the service: the slack that keeps every
-     * server busy. Default 0.15; at least 1.5 requests whatever the limit. The baseline is the
-     * lowest of many noisy medians and so reads a few percent low; with a target of 0.1 that
-     * error alone is as large as the target, and S3 on 20 servers lost a tenth of its goodput to
-     * a limit held below the knee.
+     * server busy. Default 0.15; at least 1.5 requests whatever the limit. In (0, 1). Well above
+     * the few percent by which the baseline, the lowest of many noisy medians, reads low.
      */
     public Builder targetQueue(double v) {
-      this.targetQueue = v;
+      this.targetQueue = Check.inRange("targetQueue", v, 0, false, 1, false);
       return this;
     }
 
@@ -383,50 +369,53 @@ public final class VegasLimit implements Limit {
      * threads.
      */
     public Builder initialLimit(int v) {
-      this.initialLimit = v;
+      this.initialLimit = Check.atLeast("initialLimit", v, 1);
       return this;
     }
 
     /** The smallest limit. Default 1. */
     public Builder minLimit(int v) {
-      this.minLimit = v;
+      this.minLimit = Check.atLeast("minLimit", v, 1);
       return this;
     }
 
     /** The largest limit. Default 1000. */
     public Builder maxLimit(int v) {
-      this.maxLimit = v;
+      this.maxLimit = Check.atLeast("maxLimit", v, 1);
       return this;
     }
 
     /** Samples needed for one update. Default 100. */
     public Builder minSamples(long v) {
-      this.minSamples = v;
+      this.minSamples = Check.atLeast("minSamples", v, 1L);
       return this;
     }
 
     /** The longest a window gathers samples before updating on whatever it has. Default 2 s. */
     public Builder maxWindow(Duration v) {
-      this.maxWindow = v;
+      this.maxWindow = Check.positive("maxWindow", v);
       return this;
     }
 
     /** The fraction of drops in a window above which the limit shrinks. Default 0.05. */
     public Builder dropTolerance(double v) {
-      this.dropTolerance = v;
+      this.dropTolerance = Check.inRange("dropTolerance", v, 0, true, 1, false);
       return this;
     }
 
     /** How long the lowest latency seen remains the baseline. Default 60 s. */
     public Builder baselineHorizon(Duration v) {
-      this.baselineHorizon = v;
+      this.baselineHorizon = Check.atLeast("baselineHorizon", v, Duration.ofSeconds(1));
       return this;
     }
 
+    /**
+     * Builds the limit.
+     *
+     * @throws IllegalArgumentException if {@code maxLimit < minLimit}, or {@code initialLimit} is
+     *     outside {@code minLimit..maxLimit}
+     */
     public VegasLimit build() {
-      if (minLimit < 1) {
-        throw new IllegalArgumentException("minLimit must be at least 1, was " + minLimit);
-      }
       if (maxLimit < minLimit) {
         throw new IllegalArgumentException(
             "maxLimit must be at least minLimit (" + minLimit + "), was " + maxLimit);
@@ -434,22 +423,6 @@ public final class VegasLimit implements Limit {
       if (initialLimit < minLimit || initialLimit > maxLimit) {
         throw new IllegalArgumentException("initialLimit must be in minLimit..maxLimit ("
             + minLimit + ".." + maxLimit + "), was " + initialLimit);
-      }
-      if (!(targetQueue > 0 && targetQueue < 1)) {
-        throw new IllegalArgumentException("targetQueue must be in (0, 1), was " + targetQueue);
-      }
-      if (minSamples < 1) {
-        throw new IllegalArgumentException("minSamples must be at least 1, was " + minSamples);
-      }
-      if (maxWindow == null || maxWindow.isNegative() || maxWindow.isZero()) {
-        throw new IllegalArgumentException("maxWindow must be positive, was " + maxWindow);
-      }
-      if (!(dropTolerance >= 0 && dropTolerance < 1)) {
-        throw new IllegalArgumentException("dropTolerance must be in [0, 1), was " + dropTolerance);
-      }
-      if (baselineHorizon == null || baselineHorizon.compareTo(Duration.ofSeconds(1)) < 0) {
-        throw new IllegalArgumentException(
-            "baselineHorizon must be at least 1s, was " + baselineHorizon);
       }
       return new VegasLimit(this);
     }

@@ -45,6 +45,26 @@ public final class Check {
     return atMostMax(setting, d);
   }
 
+  /** {@code d}, if at least {@code min} (positive) and at most {@link #MAX_DURATION}. */
+  public static Duration atLeast(String setting, Duration d, Duration min) {
+    if (d == null || d.compareTo(min) < 0) {
+      throw new IllegalArgumentException(
+          setting + " must be at least " + describe(min) + ", was " + d);
+    }
+    return atMostMax(setting, d);
+  }
+
+  /** A short form for a whole number of seconds or milliseconds ("1s", "1ms"), else ISO-8601. */
+  private static String describe(Duration d) {
+    if (d.toNanos() % 1_000_000_000L == 0) {
+      return d.getSeconds() + "s";
+    }
+    if (d.toNanos() % 1_000_000L == 0) {
+      return d.toMillis() + "ms";
+    }
+    return d.toString();
+  }
+
   private static Duration atMostMax(String setting, Duration d) {
     // All time is long nanoseconds; a longer duration would overflow later, naming no setting.
     if (d.compareTo(MAX_DURATION) > 0) {

@@ -65,7 +65,7 @@ import java.lang.invoke.VarHandle;
  */
 public final class Credits {
   /** The most credits one stripe's cache keeps. */
-  public static final int CACHE_CAPACITY = 2;
+  static final int CACHE_CAPACITY = 2;
 
   /** {@link #tryAcquire} found no credit. */
   public static final int NONE = 0;
@@ -96,7 +96,7 @@ public final class Credits {
   }
 
   /** @param stripes the number of caches, a power of two */
-  public Credits(int limit, int stripes) {
+  Credits(int limit, int stripes) {
     if (limit < 0) {
       throw new IllegalArgumentException("limit must not be negative, was " + limit);
     }

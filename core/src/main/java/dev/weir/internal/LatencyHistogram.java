@@ -78,6 +78,12 @@ public final class LatencyHistogram {
     addSum(nanos);
   }
 
+  /** The samples in one bucket. */
+  public long countIn(int bucket) {
+    return counts[bucket];
+  }
+
+  /** The number of samples. */
   public long count() {
     return count;
   }

@@ -24,7 +24,7 @@ public final class StripedCounters {
     this(slots, defaultStripes());
   }
 
-  public StripedCounters(int slots, int stripes) {
+  StripedCounters(int slots, int stripes) {
     if (Integer.bitCount(stripes) != 1) {
       throw new IllegalArgumentException("stripes must be a power of two, was " + stripes);
     }
@@ -97,7 +97,7 @@ public final class StripedCounters {
   }
 
   /** The number of counters. */
-  public int slots() {
+  int slots() {
     return slots;
   }
 }

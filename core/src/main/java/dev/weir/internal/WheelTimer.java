@@ -38,7 +38,7 @@ public final class WheelTimer implements Timer, AutoCloseable {
   private long tick;
   private int pending;
 
-  public WheelTimer(String threadName, long tickNanos, int wheelSize) {
+  WheelTimer(String threadName, long tickNanos, int wheelSize) {
     if (Integer.bitCount(wheelSize) != 1) {
       throw new IllegalArgumentException("wheelSize must be a power of two, was " + wheelSize);
     }

@@ -4,7 +4,6 @@ import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.Gradient2Limit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.weir.LoadShedder;
-import dev.weir.Outcome;
 import dev.weir.Permit;
 import dev.weir.Priority;
 import dev.weir.RejectedException;
@@ -143,19 +142,6 @@ public abstract class FastPathBenchmark {
   public void weirSubmit(WeirState s) {
     // The ticket is dropped, as a caller that never cancels would, so it need not escape.
     s.shedder.submit(PRIORITY, s.callback);
-  }
-
-  /**
-   * The allocation-free pair for callers that release exactly once: {@code tryEnter} admits at
-   * once on the fast path, {@code exit} releases. Returns the entry, negative if not admitted.
-   */
-  @Benchmark
-  public long weirTryEnter(WeirState s) {
-    long entry = s.shedder.tryEnter(PRIORITY);
-    if (entry >= 0) {
-      s.shedder.exit(entry, Outcome.SUCCESS);
-    }
-    return entry;
   }
 
   private static boolean admitAndRelease(Limiter<Void> limiter) {

@@ -1,7 +1,7 @@
 package dev.weir.jmh;
 
 import dev.weir.LoadShedder;
-import dev.weir.Outcome;
+import dev.weir.Permit;
 import dev.weir.control.Limits;
 import dev.weir.VirtualTime;
 import java.time.Duration;
@@ -45,12 +45,12 @@ public class ShedBenchmark {
   String clock = "virtual";
 
   LoadShedder shedder;
-  long held;
+  Permit held;
   final ReleasingCallback callback = new ReleasingCallback();
   final ReleasingCallback waiting = new ReleasingCallback();
 
   @Setup
-  public void setup() throws InterruptedException {
+  public void setup() throws Exception {
     ShedEverything rejector = new ShedEverything();
     LoadShedder.Builder builder = LoadShedder.builder()
         .name("jmh-shed")
@@ -69,10 +69,7 @@ public class ShedBenchmark {
       default:
         throw new IllegalArgumentException("clock must be virtual or system, was " + clock);
     }
-    held = shedder.tryEnter(FastPathBenchmark.PRIORITY);
-    if (held == LoadShedder.NOT_ADMITTED) {
-      throw new IllegalStateException("could not take the only permit: " + shedder);
-    }
+    held = shedder.acquire(FastPathBenchmark.PRIORITY); // the only permit, free: returns at once
     shedder.submit(FastPathBenchmark.PRIORITY, waiting);
     rejector.arm();
     if (time != null) {
@@ -90,7 +87,7 @@ public class ShedBenchmark {
 
   @TearDown
   public void tearDown() {
-    shedder.exit(held, Outcome.SUCCESS); // admits the queued request, whose callback releases it
+    held.success(); // admits the queued request, whose callback releases it
     shedder.close();
   }
 

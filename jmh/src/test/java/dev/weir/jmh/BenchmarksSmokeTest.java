@@ -45,13 +45,12 @@ class BenchmarksSmokeTest {
       for (int i = 0; i < N; i++) {
         assertTrue(b.weirAcquire(s), "acquire admits and success() releases");
         b.weirSubmit(s);
-        assertTrue(b.weirTryEnter(s) >= 0, "tryEnter admits at once");
-        assertEquals(0, s.shedder.inflight(), "exit released");
+        assertEquals(0, s.shedder.inflight(), "the callback released");
       }
       assertEquals(0, s.shedder.inflight());
       assertEquals(0, s.shedder.queued());
-      assertEquals(3 * N, s.shedder.count(Counter.ADMITTED, TIER));
-      assertEquals(3 * N, s.shedder.count(Counter.SUCCEEDED, TIER));
+      assertEquals(2 * N, s.shedder.count(Counter.ADMITTED, TIER));
+      assertEquals(2 * N, s.shedder.count(Counter.SUCCEEDED, TIER));
     } finally {
       s.tearDown();
     }
