@@ -12,7 +12,11 @@
   request exactly once: the first of the handler's response, its exception, the
   queue timeout or the processing deadline wins (a compare-and-set decides), and
   anything later is dropped quietly. A permit is always released, whatever the
-  handler does."
+  handler does.
+
+  The HTTP contract is Weir's core dev.weir.http, shared with the servlet filter: the
+  priority from headers (weir.ring.priority), the answers and the outcome of a status
+  (HttpAnswers). The options become core settings in weir.ring.options."
   (:require [weir.ring.options :as options]
             [weir.ring.priority :as priority])
   (:import (dev.weir AdmissionCallback LoadShedder LoadShedder$Builder Outcome Permit Priority
