@@ -381,7 +381,13 @@
              [:handler-async? {:handler-async? "yes"}]
              [:rejected-response {:rejected-response 429}]
              [:deadline-response {:deadline-response {:status 503}}]
-             [:request-timeout {:request-timeout 3000}]]]
+             [:request-timeout {:request-timeout 3000}]
+             [:request-timeout-ms {:request-timeout-ms Long/MAX_VALUE}]
+             [:queue-capacity {:queue-capacity (inc Integer/MAX_VALUE)}]
+             [:shed-status {:shed-status 200}]
+             [:unavailable-status {:unavailable-status "503"}]
+             [:retry-after-seconds {:retry-after-seconds -1}]
+             [:rejection-format {:rejection-format :xml}]]]
       (rejects-option option options))
     (let [shared (.build s)]
       (rejects-option :queue-timeout-ms {:shedder shared :queue-timeout-ms 100})
@@ -432,12 +438,12 @@
       [{"x-weir-tier" (str "1:" (apply str (repeat 250 "0")) "7")} 1 7]
       [{"x-weir-tier" "-1"} wr/default-tier :any]
       [{"x-weir-tier" "6"} wr/default-tier :any]
-      [{"x-weir-tier" "5:128"} 5 :any]
+      [{"x-weir-tier" "5:128"} wr/default-tier :any] ; a bad value is ignored whole
       [{"x-weir-tier" "1,2"} wr/default-tier :any]
       [{"x-weir-tier" "٣"} wr/default-tier :any]
       [{"x-weir-tier" ""} wr/default-tier :any]
       [{"x-weir-tier" ":"} wr/default-tier :any]
-      [{"x-weir-tier" "1:2:3"} 1 :any]
+      [{"x-weir-tier" "1:2:3"} wr/default-tier :any]
       [{"x-weir-tier" "0x1"} wr/default-tier :any]
       [{"x-weir-tier" ["1"]} wr/default-tier :any]
       [{"baggage" ",,;=;weir-tier,=,weir-tier==2,weir-cohort=-3"} wr/default-tier :any]
@@ -461,4 +467,10 @@
   (is (thrown-with-msg? IllegalArgumentException #":cohorts"
                         (wr/header-priority-fn {:cohorts "hourly"})))
   (is (thrown-with-msg? IllegalArgumentException #":user-header"
-                        (wr/header-priority-fn {:user-header :x-user}))))
+                        (wr/header-priority-fn {:user-header :x-user})))
+  (is (thrown-with-msg? IllegalArgumentException #":caller-tiers"
+                        (wr/header-priority-fn {:caller-tiers {"checkout" 9}})))
+  (is (thrown-with-msg? IllegalArgumentException #":max-header-length"
+                        (wr/header-priority-fn {:max-header-length 0})))
+  (is (= 0 (Priority/tier ((wr/header-priority-fn {:caller-tiers {"checkout" 0}})
+                           {:headers {"x-weir-caller" "checkout"}})))))

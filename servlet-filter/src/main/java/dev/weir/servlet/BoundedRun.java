@@ -82,7 +82,7 @@ final class BoundedRun {
     }
     Runnable write = () -> {
       try {
-        filter.responder().deadline(response);
+        WeirFilter.answer(response, filter.answers().deadline(), true);
       } catch (IOException | RuntimeException e) {
         LOG.log(Level.FINE, "could not write the deadline answer (client gone?)", e);
       } finally {

@@ -6,6 +6,7 @@ import dev.weir.Outcome;
 import dev.weir.Permit;
 import dev.weir.RejectReason;
 import dev.weir.Ticket;
+import dev.weir.http.HttpAnswers;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
 import jakarta.servlet.AsyncListener;
@@ -93,7 +94,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       return;
     }
     ac.setTimeout(TimeUnit.NANOSECONDS.toMillis(shedder.queueTimeoutNanos())
-        + ASYNC_TIMEOUT_MARGIN_MILLIS);
+        + ASYNC_TIMEOUT_MARGIN_MILLIS); // at most about 292 years in milliseconds: no overflow
     ac.addListener(this);
     async = ac;
     if (phase.compareAndSet(WAITING, PARKED)) {
@@ -123,8 +124,9 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   private void awaitInPlace() {
     boolean interrupted = false;
     try {
-      long bound = shedder.queueTimeoutNanos() + TimeUnit.MILLISECONDS.toNanos(
-          ASYNC_TIMEOUT_MARGIN_MILLIS);
+      long margin = TimeUnit.MILLISECONDS.toNanos(ASYNC_TIMEOUT_MARGIN_MILLIS);
+      long queue = shedder.queueTimeoutNanos();
+      long bound = queue > Long.MAX_VALUE - margin ? Long.MAX_VALUE : queue + margin;
       for (;;) {
         try {
           if (decision.await(bound, TimeUnit.NANOSECONDS)) {
@@ -206,7 +208,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       throws IOException, ServletException {
     Permit p = permit;
     request.setAttribute(WeirFilter.PERMIT_ATTRIBUTE, p);
-    if (filter.settings().boundedResponseTime) {
+    if (filter.boundedResponseTime()) {
       new BoundedRun(filter, request, response, p).run(chain);
       return;
     }
@@ -229,20 +231,14 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     }
   }
 
-  /**
-   * The outcome an application's status means: 503 and 504 say it is itself overloaded or timed
-   * out, any other 5xx is a failure unrelated to load, the rest is success.
-   */
+  /** The outcome an application's status means: {@link HttpAnswers#outcomeOf}, as in Ring. */
   static Outcome outcomeOf(int status) {
-    if (status < 500) {
-      return Outcome.SUCCESS;
-    }
-    return status == 503 || status == 504 ? Outcome.DROPPED : Outcome.ERROR;
+    return HttpAnswers.outcomeOf(status);
   }
 
   private void answer(RejectReason reason) {
     try {
-      filter.responder().reject(response, reason);
+      WeirFilter.answer(response, filter.answers().rejected(reason), false);
     } catch (IOException | RuntimeException e) {
       LOG.log(Level.FINE, "could not write the " + reason + " answer (client gone?)", e);
     }

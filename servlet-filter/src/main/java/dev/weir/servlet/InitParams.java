@@ -1,8 +1,12 @@
 package dev.weir.servlet;
 
 import dev.weir.Cohorts;
+import dev.weir.LoadShedder;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
+import dev.weir.http.HttpAnswers;
+import dev.weir.http.PriorityHeaders;
+import dev.weir.http.RejectionFormat;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletException;
 import java.time.Duration;
@@ -13,7 +17,11 @@ import java.util.Locale;
 
 /**
  * The filter's init-params. All are optional; an unknown {@code weir.*} name or an invalid value
- * fails {@code init} with a {@link ServletException} naming the init-param.
+ * fails {@code init} with a {@link ServletException} naming the init-param. They fill the same
+ * three core settings a programmatic filter takes: a {@link LoadShedder.Builder} template
+ * ({@code requestTimeout} to {@code rejector}), {@link PriorityHeaders} ({@code defaultTier} to
+ * {@code maxHeaderLength}) and {@link HttpAnswers} ({@code shedStatus} to {@code
+ * rejectionFormat}).
  *
  * <table>
  *   <caption>Init-params</caption>
@@ -55,56 +63,64 @@ public final class InitParams {
   private InitParams() {}
 
   /**
-   * Applies {@code config}'s init-params to {@code builder}.
+   * Applies {@code config}'s init-params to {@code b} and freezes it, as {@link
+   * WeirFilter.Builder#build()} does.
    *
-   * @throws ServletException naming the init-param that is unknown or invalid
+   * @throws ServletException naming the init-param that is unknown or invalid, or the settings
+   *     that are inconsistent
    */
-  static void apply(FilterConfig config, WeirFilter.Builder builder) throws ServletException {
-    if (config == null) {
-      return;
-    }
-    for (String name : Collections.list(config.getInitParameterNames())) {
-      if (name.startsWith("weir.") && !NAMES.contains(name)) {
-        throw new ServletException("unknown init-param " + name + "; known: " + NAMES);
+  static WeirFilter.Builder apply(FilterConfig config, WeirFilter.Builder b)
+      throws ServletException {
+    LoadShedder.Builder shedder = LoadShedder.builder();
+    PriorityHeaders.Builder headers = PriorityHeaders.builder();
+    HttpAnswers.Builder answers = HttpAnswers.builder();
+    if (config != null) {
+      for (String name : Collections.list(config.getInitParameterNames())) {
+        if (name.startsWith("weir.") && !NAMES.contains(name)) {
+          throw new ServletException("unknown init-param " + name + "; known: " + NAMES);
+        }
+      }
+      for (String name : NAMES) {
+        String raw = config.getInitParameter(name);
+        if (raw == null) {
+          continue;
+        }
+        try {
+          set(name, raw.trim(), b, shedder, headers, answers);
+        } catch (IllegalArgumentException e) {
+          throw new ServletException("invalid init-param " + name + "='" + clip(raw) + "': "
+              + e.getMessage(), e);
+        }
       }
     }
-    HeaderPriorityResolver.Builder resolver = HeaderPriorityResolver.builder();
-    for (String name : NAMES) {
-      String raw = config.getInitParameter(name);
-      if (raw == null) {
-        continue;
-      }
-      String value = raw.trim();
-      try {
-        set(name, value, builder, resolver);
-      } catch (IllegalArgumentException e) {
-        throw new ServletException("invalid init-param " + name + "='" + clip(raw) + "': "
-            + e.getMessage(), e);
-      }
+    try {
+      return b.shedder(shedder).priorityHeaders(headers.build()).answers(answers.build())
+          .frozen();
+    } catch (IllegalArgumentException e) {
+      throw new ServletException("invalid WeirFilter init-params: " + e.getMessage(), e);
     }
-    builder.priorityResolver(resolver.build());
   }
 
-  private static void set(String name, String v, WeirFilter.Builder b,
-      HeaderPriorityResolver.Builder r) {
+  private static void set(String name, String v, WeirFilter.Builder b, LoadShedder.Builder s,
+      PriorityHeaders.Builder r, HttpAnswers.Builder a) {
     switch (name) {
-      case "weir.requestTimeout": b.requestTimeout(duration(v)); break;
-      case "weir.queueTimeout": b.queueTimeout(duration(v)); break;
-      case "weir.queueCapacity": b.queueCapacity(integer(v)); break;
+      case "weir.requestTimeout": s.requestTimeout(duration(v)); break;
+      case "weir.queueTimeout": s.queueTimeout(duration(v)); break;
+      case "weir.queueCapacity": s.queueCapacity(integer(v)); break;
       case "weir.limit":
         if (v.equalsIgnoreCase("adaptive")) {
-          b.limit(Limits::adaptive);
+          s.limit(Limits::adaptive);
         } else {
           int n = integer(v);
           Limits.fixed(n); // validates now
-          b.limit(() -> Limits.fixed(n));
+          s.limit(() -> Limits.fixed(n));
         }
         break;
       case "weir.rejector":
         if (v.equalsIgnoreCase("adaptive")) {
-          b.rejector(Rejectors::adaptive);
+          s.rejector(Rejectors::adaptive);
         } else if (v.equalsIgnoreCase("none")) {
-          b.rejector(Rejectors::none);
+          s.rejector(Rejectors::none);
         } else {
           throw new IllegalArgumentException("expected 'adaptive' or 'none'");
         }
@@ -118,20 +134,17 @@ public final class InitParams {
         break;
       case "weir.maxShedders": b.maxShedders(integer(v)); break;
       case "weir.boundedResponseTime": b.boundedResponseTime(bool(v)); break;
-      case "weir.shedStatus": b.shedStatus(integer(v)); break;
-      case "weir.unavailableStatus": b.unavailableStatus(integer(v)); break;
-      case "weir.retryAfter": b.retryAfter(duration(v)); break;
+      case "weir.shedStatus": a.shedStatus(integer(v)); break;
+      case "weir.unavailableStatus": a.unavailableStatus(integer(v)); break;
+      case "weir.retryAfter": a.retryAfter(duration(v)); break;
       case "weir.rejectionFormat":
         try {
-          b.rejectionFormat(RejectionFormat.valueOf(v.toUpperCase(Locale.ROOT)));
+          a.format(RejectionFormat.valueOf(v.toUpperCase(Locale.ROOT)));
         } catch (IllegalArgumentException e) {
           throw new IllegalArgumentException("expected 'text', 'json' or 'empty'");
         }
         break;
-      case "weir.defaultTier":
-        b.defaultTier(integer(v));
-        r.defaultTier(integer(v));
-        break;
+      case "weir.defaultTier": r.defaultTier(integer(v)); break;
       case "weir.tierHeader": r.tierHeader(v); break;
       case "weir.callerHeader": r.callerHeader(v); break;
       case "weir.callerTiers":

@@ -28,6 +28,6 @@ public final class JettyPriorityPropagation {
    */
   public static Request propagate(int priority, Request outgoing) {
     String value = PriorityPropagation.headerValue(priority);
-    return outgoing.headers(h -> h.put(HeaderPriorityResolver.DEFAULT_TIER_HEADER, value));
+    return outgoing.headers(h -> h.put(dev.weir.http.PriorityHeaders.DEFAULT_TIER_HEADER, value));
   }
 }

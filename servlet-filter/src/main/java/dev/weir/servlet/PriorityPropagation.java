@@ -7,7 +7,7 @@ import java.net.http.HttpRequest;
 /**
  * Copies a request's priority onto the requests it makes to other services, so that the whole
  * call graph sheds the same requests. Writes the tier header {@value
- * HeaderPriorityResolver#DEFAULT_TIER_HEADER} as {@code "tier:cohort"}, which the default resolver
+ * dev.weir.http.PriorityHeaders#DEFAULT_TIER_HEADER} as {@code "tier:cohort"}, which the default resolver
  * of the next service reads first.
  *
  * <p>This class needs only the JDK; {@link JettyPriorityPropagation} does the same for Jetty's
@@ -48,6 +48,6 @@ public final class PriorityPropagation {
    * @throws IllegalArgumentException if {@code priority} is not a valid packed priority
    */
   public static HttpRequest.Builder propagate(int priority, HttpRequest.Builder outgoing) {
-    return outgoing.setHeader(HeaderPriorityResolver.DEFAULT_TIER_HEADER, headerValue(priority));
+    return outgoing.setHeader(dev.weir.http.PriorityHeaders.DEFAULT_TIER_HEADER, headerValue(priority));
   }
 }

@@ -10,7 +10,7 @@ import jakarta.servlet.http.HttpServletRequest;
  * priority, costs the request nothing but its priority (the filter then uses its default tier and
  * logs at {@code FINE}); it never turns into a 500.
  *
- * @see HeaderPriorityResolver the default
+ * @see dev.weir.http.PriorityHeaders the default, which reads headers and W3C baggage
  */
 @FunctionalInterface
 public interface PriorityResolver {

@@ -3,6 +3,7 @@ package dev.weir.servlet;
 import dev.weir.LoadShedder;
 import dev.weir.Snapshot;
 import jakarta.servlet.http.HttpServletRequest;
+import java.util.function.Function;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -20,41 +21,50 @@ final class RouteShedders {
   static final String OVERFLOW_KEY = WeirFilter.OVERFLOW_ROUTE;
   private static final Logger LOG = Logger.getLogger(RouteShedders.class.getName());
 
-  private final Settings settings;
+  /** Validated: every copy builds (see {@link LoadShedder.Builder#validate()}). */
+  private final LoadShedder.Builder template;
+  private final Function<? super HttpServletRequest, String> routeKey;
+  private final int maxShedders;
+  /** A MeterRegistry, typed Object so that Micrometer stays optional; or null. */
+  private final Object meterRegistry;
   private final ConcurrentHashMap<String, LoadShedder> byKey = new ConcurrentHashMap<>();
   // Counts keys, not shedders: a reservation is taken before computeIfAbsent creates one.
   private final AtomicInteger created = new AtomicInteger();
   private volatile LoadShedder overflow;
   private volatile boolean closed;
 
-  RouteShedders(Settings settings) {
-    this.settings = settings;
+  RouteShedders(LoadShedder.Builder template, Function<? super HttpServletRequest, String> routeKey,
+      int maxShedders, Object meterRegistry) {
+    this.template = template;
+    this.routeKey = routeKey;
+    this.maxShedders = maxShedders;
+    this.meterRegistry = meterRegistry;
   }
 
   LoadShedder forRequest(HttpServletRequest request) {
     String key;
     try {
-      key = settings.routeKey.apply(request);
+      key = routeKey.apply(request);
     } catch (RuntimeException e) {
       LOG.log(Level.FINE, "route key function threw; using the overflow shedder", e);
       key = null;
     }
-    if (key == null) {
-      return overflow();
+    if (key == null || key.isBlank()) {
+      return overflow(); // a blank key could not name a shedder
     }
     LoadShedder s = byKey.get(key);
     if (s != null) {
       return s;
     }
-    if (created.get() >= settings.maxShedders) {
+    if (created.get() >= maxShedders) {
       return overflow();
     }
     s = byKey.computeIfAbsent(key, k -> {
-      if (created.incrementAndGet() > settings.maxShedders) {
+      if (created.incrementAndGet() > maxShedders) {
         created.decrementAndGet();
         return null;
       }
-      return register(settings.newShedder(k));
+      return register(newShedder(k));
     });
     if (s == null) {
       return overflow();
@@ -71,9 +81,9 @@ final class RouteShedders {
       synchronized (this) {
         o = overflow;
         if (o == null) {
-          LOG.warning("more than " + settings.maxShedders
-              + " route keys; further routes share one overflow shedder");
-          o = register(settings.newShedder(OVERFLOW_KEY));
+          LOG.warning("requests without a route key, or past " + maxShedders
+              + " route keys, share one overflow shedder");
+          o = register(newShedder(OVERFLOW_KEY));
           if (closed) {
             o.close();
           }
@@ -84,9 +94,14 @@ final class RouteShedders {
     return o;
   }
 
+  /** A new shedder named {@code name}, with a fresh limit and rejector from the template. */
+  LoadShedder newShedder(String name) {
+    return template.copy().name(name).build();
+  }
+
   private LoadShedder register(LoadShedder s) {
-    if (settings.meterRegistry != null) {
-      Metrics.bind(s, settings.meterRegistry);
+    if (meterRegistry != null) {
+      Metrics.bind(s, meterRegistry);
     }
     return s;
   }

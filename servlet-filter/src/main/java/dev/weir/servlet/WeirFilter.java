@@ -1,12 +1,14 @@
 package dev.weir.servlet;
 
-import dev.weir.Limit;
 import dev.weir.LoadShedder;
 import dev.weir.Priority;
-import dev.weir.Rejector;
+import dev.weir.RejectReason;
 import dev.weir.Snapshot;
-import dev.weir.Timer;
 import dev.weir.WorkerPool;
+import dev.weir.http.HeaderLookup;
+import dev.weir.http.HttpAnswer;
+import dev.weir.http.HttpAnswers;
+import dev.weir.http.PriorityHeaders;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -18,21 +20,29 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.time.Duration;
+import java.io.OutputStream;
+import java.util.Enumeration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
 /**
  * A Servlet 6 filter that admits requests through Weir {@link LoadShedder}s: one per endpoint,
- * prioritised by a {@link PriorityResolver}.
+ * prioritised from their headers by {@link PriorityHeaders} (or a custom {@link PriorityResolver}),
+ * answered as {@link HttpAnswers} says when not admitted.
+ *
+ * <h2>A request's way</h2>
+ * {@link #doFilter} reads the priority ({@link #priorityOf}) and picks the route's shedder
+ * ({@link RouteShedders}); {@link Exchange} submits the request, waits for the decision without
+ * holding a thread, runs the chain with the permit and releases it when the response is done
+ * ({@link BoundedRun} instead runs it in bounded-response-time mode); {@link #answer} writes the
+ * filter's own answers.
  *
  * <h2>Zero configuration</h2>
  * Added with no init-params, the filter protects the application with adaptive limits and
- * shedding, reading priorities from {@value HeaderPriorityResolver#DEFAULT_TIER_HEADER} and W3C
+ * shedding, reading priorities from {@value PriorityHeaders#DEFAULT_TIER_HEADER} and W3C
  * baggage. Map it for the {@code REQUEST} and {@code ASYNC} dispatcher types with {@code
  * async-supported} true; see {@link InitParams} for the init-params and their defaults, or use
  * {@link #builder()}.
@@ -44,8 +54,9 @@ import java.util.logging.Logger;
  *       admitted it is resumed with {@code AsyncContext.dispatch()} and the chain runs with the
  *       permit attached as {@link #PERMIT_ATTRIBUTE}. If the application's servlet is not
  *       async-supported, the container thread waits instead (at most the queue timeout).
- *   <li>Shed, or the queue is full: {@code 429} with {@code Retry-After}.
- *   <li>Queue timeout, or shutting down: {@code 503} with {@code Retry-After}.
+ *   <li>Shed, or the queue is full: {@code 429} with {@code Retry-After} and {@code
+ *       X-Weir-Outcome}.
+ *   <li>Queue timeout, or shutting down: {@code 503}, likewise (see {@link HttpAnswers}).
  * </ul>
  *
  * <h2>Permits</h2>
@@ -88,10 +99,33 @@ public final class WeirFilter implements Filter {
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
 
+  /**
+   * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
+   * by commas. Allocates nothing for an absent header.
+   */
+  static final HeaderLookup<HttpServletRequest> HEADERS = (request, name) -> {
+    String first = request.getHeader(name);
+    if (first == null) {
+      return null;
+    }
+    Enumeration<String> all = request.getHeaders(name);
+    if (all == null || !all.hasMoreElements()) {
+      return first;
+    }
+    String value = all.nextElement();
+    if (!all.hasMoreElements()) {
+      return value;
+    }
+    StringBuilder joined = new StringBuilder(value);
+    while (all.hasMoreElements() && joined.length() <= HeaderLookup.MAX_USEFUL_LENGTH) {
+      joined.append(',').append(all.nextElement());
+    }
+    return joined.toString();
+  };
+
   private final boolean programmatic;
-  private volatile Settings settings;
+  private volatile Builder settings;
   private volatile RouteShedders shedders;
-  private volatile Responder responder;
   private volatile WorkerPool deadlinePool;
   private volatile boolean destroyed;
 
@@ -100,9 +134,9 @@ public final class WeirFilter implements Filter {
     this.programmatic = false;
   }
 
-  private WeirFilter(Builder b) {
+  private WeirFilter(Builder frozen) {
     this.programmatic = true;
-    start(new Settings(b));
+    start(frozen);
   }
 
   /** A builder for programmatic use; every setting has a documented default. */
@@ -119,24 +153,18 @@ public final class WeirFilter implements Filter {
   @Override
   public void init(FilterConfig config) throws ServletException {
     if (!programmatic) {
-      Builder b = builder();
-      InitParams.apply(config, b);
-      try {
-        start(new Settings(b));
-      } catch (IllegalArgumentException e) {
-        throw new ServletException("invalid WeirFilter init-params: " + e.getMessage(), e);
-      }
+      start(InitParams.apply(config, builder()));
     }
     if (config != null && config.getServletContext() != null) {
       config.getServletContext().setAttribute(CONTEXT_ATTRIBUTE, this);
     }
   }
 
-  private void start(Settings s) {
-    this.settings = s;
-    this.shedders = new RouteShedders(s);
-    this.responder = new Responder(s);
-    if (s.boundedResponseTime) {
+  private void start(Builder frozen) {
+    this.settings = frozen;
+    this.shedders = new RouteShedders(frozen.shedder, frozen.routeKey, frozen.maxShedders,
+        frozen.meterRegistry);
+    if (frozen.boundedResponseTime) {
       this.deadlinePool = WorkerPool.of("weir-deadline", 2);
     }
   }
@@ -169,10 +197,10 @@ public final class WeirFilter implements Filter {
       throw new ServletException("WeirFilter used before init()");
     }
     if (destroyed) {
-      responder.reject(response, dev.weir.RejectReason.SHUTTING_DOWN);
+      answer(response, settings.answers.rejected(RejectReason.SHUTTING_DOWN), false);
       return;
     }
-    int priority = resolve(request);
+    int priority = priorityOf(request);
     LoadShedder shedder = routes.forRequest(request);
     Exchange e = new Exchange(this, shedder, request, response, priority);
     request.setAttribute(EXCHANGE_ATTRIBUTE, e);
@@ -180,8 +208,12 @@ public final class WeirFilter implements Filter {
     e.submit(chain);
   }
 
-  private int resolve(HttpServletRequest request) {
-    Settings s = settings;
+  /** The request's priority; the default one if a custom resolver throws or returns nonsense. */
+  private int priorityOf(HttpServletRequest request) {
+    Builder s = settings;
+    if (s.resolver == null) {
+      return s.priorityHeaders.priority(request, HEADERS);
+    }
     try {
       int p = s.resolver.resolve(request);
       if (Priority.isValid(p)) {
@@ -191,7 +223,42 @@ public final class WeirFilter implements Filter {
     } catch (RuntimeException ex) {
       LOG.log(Level.FINE, "PriorityResolver threw; using the default priority", ex);
     }
-    return s.defaultPriority;
+    return s.priorityHeaders.defaultPriority();
+  }
+
+  /**
+   * Writes one of the filter's own answers, unless the response is committed. A rejection
+   * ({@code close} false) is sent by the container, headers and body in one write, when the
+   * filter returns or the async cycle completes: under overload this path answers most requests,
+   * and closing the stream here flushed on the request thread instead, which at 3x in the overload
+   * experiment took about three times the CPU (174 profile samples against 60). A deadline answer
+   * ({@code close} true) is closed at once, so that the client has it while the application's
+   * thread is still inside the container.
+   */
+  static void answer(HttpServletResponse response, HttpAnswer a, boolean close)
+      throws IOException {
+    if (response.isCommitted()) {
+      return; // the application answered already; nothing honest can be added
+    }
+    // Keep what outer filters set (CORS headers, say): a browser must be able to read a 429.
+    response.resetBuffer();
+    response.setStatus(a.status());
+    if (a.retryAfter() != null) {
+      response.setHeader("Retry-After", a.retryAfter());
+    }
+    response.setHeader("Cache-Control", "no-store");
+    response.setHeader(HttpAnswers.OUTCOME_HEADER, a.outcome());
+    if (a.contentType() != null) {
+      response.setContentType(a.contentType());
+    }
+    OutputStream out = response.getOutputStream();
+    if (close) {
+      response.setContentLength(a.contentLength());
+    }
+    a.writeBody(out); // without close, the container adds the length when it completes
+    if (close) {
+      out.close();
+    }
   }
 
   /** Closes every shedder: queued requests are answered 503, later ones too. Idempotent. */
@@ -224,12 +291,17 @@ public final class WeirFilter implements Filter {
     return routes == null ? Map.of() : routes.snapshots();
   }
 
-  Settings settings() {
+  /** The settings in use, frozen; null before {@link #init}. */
+  Builder settings() {
     return settings;
   }
 
-  Responder responder() {
-    return responder;
+  HttpAnswers answers() {
+    return settings.answers;
+  }
+
+  boolean boundedResponseTime() {
+    return settings.boundedResponseTime;
   }
 
   WorkerPool deadlinePool() {
@@ -238,100 +310,70 @@ public final class WeirFilter implements Filter {
 
   /**
    * Settings for a programmatic {@link WeirFilter}. Every setting has a default; invalid values
-   * throw {@link IllegalArgumentException} naming the setting.
+   * throw {@link IllegalArgumentException} naming the setting, from the setter or from {@link
+   * #build()}, never later: a filter that builds serves every request.
    */
   public static final class Builder {
     /** Default bound on the number of per-route shedders, 64. */
     public static final int DEFAULT_MAX_SHEDDERS = 64;
-    /** Default {@code Retry-After}, 1 s. */
-    public static final Duration DEFAULT_RETRY_AFTER = Duration.ofSeconds(1);
 
+    // Read by the filter once build() has frozen them (build() copies the shedder template).
+    LoadShedder.Builder shedder;
+    PriorityHeaders priorityHeaders = PriorityHeaders.defaults();
     PriorityResolver resolver;
-    int defaultTier = HeaderPriorityResolver.DEFAULT_TIER;
-    Duration requestTimeout = LoadShedder.Builder.DEFAULT_REQUEST_TIMEOUT;
-    Duration queueTimeout;
-    int queueCapacity = LoadShedder.Builder.DEFAULT_QUEUE_CAPACITY;
-    Supplier<? extends Limit> limit;
-    Supplier<? extends Rejector> rejector;
-    Timer timer;
-    Function<? super HttpServletRequest, String> routeKey;
+    HttpAnswers answers = HttpAnswers.defaults();
+    Function<? super HttpServletRequest, String> routeKey = Builder::methodAndServletPath;
     int maxShedders = DEFAULT_MAX_SHEDDERS;
     boolean boundedResponseTime;
-    int shedStatus = 429;
-    int unavailableStatus = 503;
-    Duration retryAfter = DEFAULT_RETRY_AFTER;
-    RejectionFormat format = RejectionFormat.TEXT;
-    MeterRegistry meterRegistry;
+    /** A MeterRegistry, typed Object so that Micrometer stays optional. */
+    Object meterRegistry;
 
     private Builder() {}
 
-    /** How a request's priority is found. Default {@link HeaderPriorityResolver#defaults()}. */
+    /**
+     * The template of every route's shedder: request and queue timeouts, queue capacity, limit
+     * and rejector factories, timer. Copied and {@linkplain LoadShedder.Builder#validate()
+     * validated} by {@link #build()}; each route's shedder is a copy named by its route key.
+     * Default {@code LoadShedder.builder()}.
+     */
+    public Builder shedder(LoadShedder.Builder template) {
+      this.shedder = Objects.requireNonNull(template, "shedder");
+      return this;
+    }
+
+    /**
+     * How the priority is read from headers: header names, caller tiers, user-key hashing, the
+     * default tier. Default {@link PriorityHeaders#defaults()}. Its default priority is also what a
+     * custom {@link #priorityResolver} that fails falls back to.
+     */
+    public Builder priorityHeaders(PriorityHeaders headers) {
+      this.priorityHeaders = Objects.requireNonNull(headers, "priorityHeaders");
+      return this;
+    }
+
+    /**
+     * A custom way to find a request's priority, instead of {@link #priorityHeaders}. A resolver
+     * that throws or returns an invalid priority gives the request the default priority.
+     */
     public Builder priorityResolver(PriorityResolver resolver) {
       this.resolver = Objects.requireNonNull(resolver, "priorityResolver");
       return this;
     }
 
     /**
-     * The tier used when the resolver fails or returns an invalid priority (cohort 64). Default
-     * {@value HeaderPriorityResolver#DEFAULT_TIER}. It does not change the default resolver's
-     * default tier: configure that on {@link HeaderPriorityResolver.Builder#defaultTier}.
+     * The filter's own answers: statuses, {@code Retry-After}, body format. Default {@link
+     * HttpAnswers#defaults()}: 429 and 503, {@code Retry-After: 1}, text.
      */
-    public Builder defaultTier(int tier) {
-      if (tier < 0 || tier >= Priority.TIERS) {
-        throw new IllegalArgumentException("defaultTier must be in 0.." + (Priority.TIERS - 1)
-            + ", was " + tier);
-      }
-      this.defaultTier = tier;
-      return this;
-    }
-
-    /** Each shedder's request timeout. Default 3 s. See {@link LoadShedder.Builder}. */
-    public Builder requestTimeout(Duration timeout) {
-      this.requestTimeout = positive("requestTimeout", timeout);
-      return this;
-    }
-
-    /** Each shedder's queue timeout. Default a third of the request timeout. */
-    public Builder queueTimeout(Duration timeout) {
-      this.queueTimeout = positive("queueTimeout", timeout);
-      return this;
-    }
-
-    /** Each shedder's queue capacity. Default 4096. */
-    public Builder queueCapacity(int capacity) {
-      if (capacity < 1) {
-        throw new IllegalArgumentException("queueCapacity must be at least 1, was " + capacity);
-      }
-      this.queueCapacity = capacity;
-      return this;
-    }
-
-    /**
-     * Makes each shedder's limit controller; called once per shedder, since a controller serves
-     * one shedder. Default {@code Limits::adaptive}.
-     */
-    public Builder limit(Supplier<? extends Limit> limit) {
-      this.limit = Objects.requireNonNull(limit, "limit");
-      return this;
-    }
-
-    /** Makes each shedder's rejector, once per shedder. Default {@code Rejectors::adaptive}. */
-    public Builder rejector(Supplier<? extends Rejector> rejector) {
-      this.rejector = Objects.requireNonNull(rejector, "rejector");
-      return this;
-    }
-
-    /** The timer of every shedder. Default {@link Timer#system()}. */
-    public Builder timer(Timer timer) {
-      this.timer = Objects.requireNonNull(timer, "timer");
+    public Builder answers(HttpAnswers answers) {
+      this.answers = Objects.requireNonNull(answers, "answers");
       return this;
     }
 
     /**
      * Maps a request to its route key: one shedder per key. Default method and servlet path, for
      * example {@code "GET /orders"}. It must return few distinct keys; past {@code maxShedders}
-     * keys, requests share one overflow shedder. A function that throws or returns null sends the
-     * request to the overflow shedder.
+     * keys, requests share one overflow shedder. A function that throws or returns null or a
+     * blank key sends the request to the overflow shedder.
      */
     public Builder routeKey(Function<? super HttpServletRequest, String> routeKey) {
       this.routeKey = Objects.requireNonNull(routeKey, "routeKey");
@@ -359,34 +401,6 @@ public final class WeirFilter implements Filter {
       return this;
     }
 
-    /** The status for shed requests and a full queue, 400..599. Default 429. */
-    public Builder shedStatus(int status) {
-      this.shedStatus = status("shedStatus", status);
-      return this;
-    }
-
-    /** The status for queue timeouts, shutdown and missed deadlines, 400..599. Default 503. */
-    public Builder unavailableStatus(int status) {
-      this.unavailableStatus = status("unavailableStatus", status);
-      return this;
-    }
-
-    /** The {@code Retry-After} of rejections, whole seconds, 0 to omit it. Default 1 s. */
-    public Builder retryAfter(Duration retryAfter) {
-      if (retryAfter == null || retryAfter.isNegative()) {
-        throw new IllegalArgumentException("retryAfter must be zero or positive, was "
-            + retryAfter);
-      }
-      this.retryAfter = retryAfter;
-      return this;
-    }
-
-    /** The body of rejections. Default {@link RejectionFormat#TEXT}. */
-    public Builder rejectionFormat(RejectionFormat format) {
-      this.format = Objects.requireNonNull(format, "rejectionFormat");
-      return this;
-    }
-
     /**
      * Publishes each shedder's meters ({@link dev.weir.micrometer.WeirMetrics}, tagged {@code
      * shedder} with the route key) to this registry. Default none. Micrometer is an optional
@@ -397,22 +411,33 @@ public final class WeirFilter implements Filter {
       return this;
     }
 
+    /**
+     * Builds the filter.
+     *
+     * @throws IllegalArgumentException naming the setting, if the shedder template's settings
+     *     are inconsistent (see {@link LoadShedder.Builder#validate()})
+     */
     public WeirFilter build() {
-      return new WeirFilter(this);
+      return new WeirFilter(frozen());
     }
 
-    private static Duration positive(String setting, Duration d) {
-      if (d == null || d.isNegative() || d.isZero()) {
-        throw new IllegalArgumentException(setting + " must be positive, was " + d);
-      }
-      return d;
+    /** A copy of these settings with the template copied and validated. */
+    Builder frozen() {
+      Builder f = new Builder();
+      f.shedder = (shedder != null ? shedder.copy() : LoadShedder.builder()).validate();
+      f.priorityHeaders = priorityHeaders;
+      f.resolver = resolver;
+      f.answers = answers;
+      f.routeKey = routeKey;
+      f.maxShedders = maxShedders;
+      f.boundedResponseTime = boundedResponseTime;
+      f.meterRegistry = meterRegistry;
+      return f;
     }
 
-    private static int status(String setting, int status) {
-      if (status < 400 || status > 599) {
-        throw new IllegalArgumentException(setting + " must be in 400..599, was " + status);
-      }
-      return status;
+    static String methodAndServletPath(HttpServletRequest request) {
+      String path = request.getServletPath();
+      return request.getMethod() + " " + (path == null || path.isEmpty() ? "/" : path);
     }
   }
 }

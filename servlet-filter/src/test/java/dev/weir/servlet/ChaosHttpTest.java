@@ -57,9 +57,9 @@ class ChaosHttpTest {
   void shutdownAnswersQueuedRequestsAndLeaksNothing() throws Exception {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
-    WeirFilter filter = WeirFilter.builder().limit(() -> Limits.fixed(1))
-        .rejector(Rejectors::none).requestTimeout(Duration.ofSeconds(30))
-        .queueTimeout(Duration.ofSeconds(20)).build();
+    WeirFilter filter = WeirFilter.builder().shedder(LoadShedder.builder()
+        .limit(() -> Limits.fixed(1)).rejector(Rejectors::none)
+        .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofSeconds(20))).build();
     TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       if (req.getHeader("X-Test") != null) {
         firstIn.countDown();
@@ -156,8 +156,8 @@ class ChaosHttpTest {
     CountDownLatch appGo = new CountDownLatch(1);
     CountDownLatch appDone = new CountDownLatch(1);
     WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)
-        .requestTimeout(Duration.ofMillis(500)).rejector(Rejectors::none)
-        .limit(() -> Limits.fixed(4)).build();
+        .shedder(LoadShedder.builder().requestTimeout(Duration.ofMillis(500))
+            .rejector(Rejectors::none).limit(() -> Limits.fixed(4))).build();
     try (TestServer s = TestServer.with(filter)
         .servlet("/slow", servlet((req, res) -> {
           res.setHeader("X-App", "early");
@@ -186,7 +186,8 @@ class ChaosHttpTest {
       HttpResponse<String> slow = get(s, "/slow");
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertEquals(503, slow.statusCode());
-      assertEquals("Service unavailable (deadline_exceeded)\n", slow.body());
+      assertEquals("Service unavailable: the request took too long\n", slow.body());
+      assertEquals("deadline", slow.headers().firstValue("X-Weir-Outcome").orElse(null));
       assertEquals("1", slow.headers().firstValue("Retry-After").orElse(null));
       assertFalse(slow.headers().firstValue("X-App").isPresent());
       assertTrue(tookMs >= 450 && tookMs < 5_000, "answered after " + tookMs + "ms");
@@ -247,8 +248,9 @@ class ChaosHttpTest {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
     List<String> ran = Collections.synchronizedList(new ArrayList<>());
-    WeirFilter filter = WeirFilter.builder().limit(() -> Limits.fixed(1))
-        .rejector(Rejectors::none).requestTimeout(Duration.ofSeconds(30)).build();
+    WeirFilter filter = WeirFilter.builder().shedder(LoadShedder.builder()
+        .limit(() -> Limits.fixed(1)).rejector(Rejectors::none)
+        .requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter).servletsAsyncSupported(false)
         .servlet("/sync", servlet((req, res) -> {
           ran.add(req.getHeader("X-Weir-Tier"));
@@ -317,9 +319,9 @@ class ChaosHttpTest {
   void concurrentMixedLoadGetsOneAnswerEachAndDrains() throws Exception {
     java.util.concurrent.ScheduledExecutorService later =
         java.util.concurrent.Executors.newScheduledThreadPool(2);
-    WeirFilter filter = WeirFilter.builder().limit(() -> Limits.fixed(2))
-        .rejector(Rejectors::none).queueCapacity(8).requestTimeout(Duration.ofSeconds(3))
-        .queueTimeout(Duration.ofMillis(150)).singleShedder().build();
+    WeirFilter filter = WeirFilter.builder().singleShedder().shedder(LoadShedder.builder()
+        .limit(() -> Limits.fixed(2)).rejector(Rejectors::none).queueCapacity(8)
+        .requestTimeout(Duration.ofSeconds(3)).queueTimeout(Duration.ofMillis(150))).build();
     try (TestServer s = TestServer.with(filter)
         .servlet("/sync", servlet((req, res) -> {
           Thread.sleep(2); // the work being protected, not synchronisation

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
 import dev.weir.Priority;
+import dev.weir.http.RejectionFormat;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
@@ -55,14 +56,14 @@ class InitParamsTest {
   @Test
   void defaultsWithoutInitParams() throws Exception {
     WeirFilter f = init();
-    Settings s = f.settings();
-    assertEquals(429, s.shedStatus);
-    assertEquals(503, s.unavailableStatus);
-    assertEquals(1, s.retryAfterSeconds);
-    assertEquals(RejectionFormat.TEXT, s.format);
+    WeirFilter.Builder s = f.settings();
+    assertEquals(429, s.answers.shedStatus());
+    assertEquals(503, s.answers.unavailableStatus());
+    assertEquals(1, s.answers.retryAfterSeconds());
+    assertEquals(RejectionFormat.TEXT, s.answers.format());
     assertEquals(64, s.maxShedders);
-    assertEquals(Priority.of(3, 64), s.defaultPriority);
-    LoadShedder shedder = s.newShedder("x");
+    assertEquals(Priority.of(3, 64), s.priorityHeaders.defaultPriority());
+    LoadShedder shedder = s.shedder.copy().name("x").build();
     assertEquals(TimeUnit.SECONDS.toNanos(3), shedder.requestTimeoutNanos());
     assertEquals(TimeUnit.SECONDS.toNanos(1), shedder.queueTimeoutNanos());
     shedder.close();
@@ -76,21 +77,22 @@ class InitParamsTest {
         "weir.retryAfter", "5s", "weir.rejectionFormat", "json", "weir.maxShedders", "3",
         "weir.defaultTier", "1", "weir.callerTiers", "checkout=0, batch=5",
         "weir.boundedResponseTime", "true", "weir.routes", "single");
-    Settings s = f.settings();
-    LoadShedder shedder = s.newShedder("x");
+    WeirFilter.Builder s = f.settings();
+    LoadShedder shedder = s.shedder.copy().name("x").build();
     assertEquals(TimeUnit.SECONDS.toNanos(2), shedder.requestTimeoutNanos());
     assertEquals(TimeUnit.MILLISECONDS.toNanos(500), shedder.queueTimeoutNanos());
     assertEquals(7, shedder.limit());
     shedder.close();
-    assertEquals(503, s.shedStatus);
-    assertEquals(5, s.retryAfterSeconds);
-    assertEquals(RejectionFormat.JSON, s.format);
+    assertEquals(503, s.answers.shedStatus());
+    assertEquals(5, s.answers.retryAfterSeconds());
+    assertEquals(RejectionFormat.JSON, s.answers.format());
     assertEquals(3, s.maxShedders);
-    assertEquals(Priority.of(1, 64), s.defaultPriority);
+    assertEquals(Priority.of(1, 64), s.priorityHeaders.defaultPriority());
     assertTrue(s.boundedResponseTime);
-    assertEquals(0, Priority.tier(s.resolver.resolve(
-        FakeRequests.withHeaders("X-Weir-Caller", "checkout"))));
-    assertEquals(1, Priority.tier(s.resolver.resolve(FakeRequests.withHeaders())));
+    assertEquals(0, Priority.tier(s.priorityHeaders.priority(
+        FakeRequests.withHeaders("X-Weir-Caller", "checkout"), WeirFilter.HEADERS)));
+    assertEquals(1, Priority.tier(s.priorityHeaders.priority(FakeRequests.withHeaders(),
+        WeirFilter.HEADERS)));
     f.destroy();
   }
 
@@ -139,18 +141,18 @@ class InitParamsTest {
   @Test
   void builderRejectsNonsenseNamingTheSetting() {
     WeirFilter.Builder b = WeirFilter.builder();
-    for (Runnable r : new Runnable[] {
-        () -> b.requestTimeout(Duration.ZERO), () -> b.queueTimeout(Duration.ofSeconds(-1)),
-        () -> b.queueCapacity(0), () -> b.maxShedders(0), () -> b.shedStatus(302),
-        () -> b.unavailableStatus(600), () -> b.retryAfter(Duration.ofSeconds(-1)),
-        () -> b.defaultTier(-1)}) {
+    for (Runnable r : new Runnable[] {() -> b.maxShedders(0), () -> b.maxShedders(10_001)}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, r::run);
       assertTrue(e.getMessage().matches("^[a-zA-Z]+ must .*"), e.getMessage());
     }
+    // The shedder template is checked as a whole when the filter is built, not on a request.
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> WeirFilter.builder().requestTimeout(Duration.ofSeconds(1))
-            .queueTimeout(Duration.ofSeconds(2)).build());
+        () -> WeirFilter.builder().shedder(LoadShedder.builder()
+            .requestTimeout(Duration.ofSeconds(1)).queueTimeout(Duration.ofSeconds(2))).build());
     assertTrue(e.getMessage().contains("queueTimeout"), e.getMessage());
+    e = assertThrows(IllegalArgumentException.class, () -> WeirFilter.builder()
+        .shedder(LoadShedder.builder().limit(() -> null)).build());
+    assertTrue(e.getMessage().startsWith("limit"), e.getMessage());
   }
 
   @Test

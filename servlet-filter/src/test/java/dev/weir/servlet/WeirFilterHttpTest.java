@@ -17,6 +17,8 @@ import dev.weir.Rejector;
 import dev.weir.Snapshot;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
+import dev.weir.http.HttpAnswers;
+import dev.weir.http.RejectionFormat;
 import jakarta.servlet.AsyncContext;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -69,8 +71,9 @@ class WeirFilterHttpTest {
     return client.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  private static WeirFilter.Builder oneAtATime() {
-    return WeirFilter.builder().limit(() -> Limits.fixed(1)).rejector(Rejectors::none);
+  /** A shedder template: one request at a time, nothing shed at the door. */
+  private static LoadShedder.Builder oneAtATime() {
+    return LoadShedder.builder().limit(() -> Limits.fixed(1)).rejector(Rejectors::none);
   }
 
   // ------------------------------------------------------------------------------ basics
@@ -107,7 +110,8 @@ class WeirFilterHttpTest {
     CountDownLatch releaseFirst = new CountDownLatch(1);
     List<String> ran = Collections.synchronizedList(new ArrayList<>());
     List<String> threads = Collections.synchronizedList(new ArrayList<>());
-    WeirFilter filter = oneAtATime().requestTimeout(Duration.ofSeconds(30)).build();
+    WeirFilter filter = WeirFilter.builder()
+        .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       String tier = req.getHeader("X-Weir-Tier");
       ran.add(tier);
@@ -161,9 +165,10 @@ class WeirFilterHttpTest {
 
   @Test
   void shedRequestsGet429WithRetryAfter() throws Exception {
-    WeirFilter filter = WeirFilter.builder().limit(() -> Limits.fixed(1))
-        .rejector(CutoffRejector::new)
-        .retryAfter(Duration.ofSeconds(2)).rejectionFormat(RejectionFormat.JSON).build();
+    WeirFilter filter = WeirFilter.builder()
+        .shedder(LoadShedder.builder().limit(() -> Limits.fixed(1)).rejector(CutoffRejector::new))
+        .answers(HttpAnswers.builder().retryAfter(Duration.ofSeconds(2))
+            .format(RejectionFormat.JSON).build()).build();
     try (TestServer s = TestServer.with(filter)
         .servlet("/api", servlet((req, res) -> res.getWriter().print("ok"))).start()) {
       assertEquals(200, get(s, "/api", "X-Weir-Tier", "4").statusCode()); // before the first tick
@@ -196,8 +201,8 @@ class WeirFilterHttpTest {
   void queueTimeoutGets503WithRetryAfter() throws Exception {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
-    WeirFilter filter = oneAtATime().requestTimeout(Duration.ofSeconds(20))
-        .queueTimeout(Duration.ofMillis(200)).build();
+    WeirFilter filter = WeirFilter.builder().shedder(oneAtATime()
+        .requestTimeout(Duration.ofSeconds(20)).queueTimeout(Duration.ofMillis(200))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       if (req.getHeader("X-Test") != null) {
         firstIn.countDown();
@@ -212,7 +217,8 @@ class WeirFilterHttpTest {
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertEquals(503, late.statusCode());
       assertEquals("1", late.headers().firstValue("Retry-After").orElse(null));
-      assertEquals("Service unavailable (queue_timeout)\n", late.body());
+      assertEquals("Service unavailable: waited too long in the queue\n", late.body());
+      assertEquals("queue-timeout", late.headers().firstValue("X-Weir-Outcome").orElse(null));
       assertTrue(tookMs >= 190, "answered before its queue timeout: " + tookMs + "ms");
       releaseFirst.countDown();
       assertEquals(200, first.get(20, TimeUnit.SECONDS).statusCode());
@@ -254,7 +260,8 @@ class WeirFilterHttpTest {
     CountDownLatch finish = new CountDownLatch(1);
     AtomicLong servletReturned = new AtomicLong();
     AtomicLong completed = new AtomicLong();
-    WeirFilter filter = WeirFilter.builder().limit(() -> limit).rejector(Rejectors::none).build();
+    WeirFilter filter = WeirFilter.builder()
+        .shedder(LoadShedder.builder().limit(() -> limit).rejector(Rejectors::none)).build();
     try (TestServer s = TestServer.with(filter).servlet("/async", servlet((req, res) -> {
       AsyncContext ac = req.startAsync();
       appThreads.execute(() -> {
@@ -297,8 +304,8 @@ class WeirFilterHttpTest {
     CountDownLatch releaseFirst = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
     CountDownLatch asyncStarted = new CountDownLatch(1);
-    WeirFilter filter = oneAtATime().singleShedder().requestTimeout(Duration.ofSeconds(30))
-        .build();
+    WeirFilter filter = WeirFilter.builder().singleShedder()
+        .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter)
         .servlet("/block", servlet((req, res) -> {
           firstIn.countDown();
@@ -370,8 +377,8 @@ class WeirFilterHttpTest {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
     AtomicLong runs = new AtomicLong();
-    WeirFilter filter = oneAtATime().requestTimeout(Duration.ofSeconds(30))
-        .queueTimeout(Duration.ofMillis(500)).build();
+    WeirFilter filter = WeirFilter.builder().shedder(oneAtATime()
+        .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofMillis(500))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       runs.incrementAndGet();
       if (req.getHeader("X-Test") != null) {
@@ -414,8 +421,8 @@ class WeirFilterHttpTest {
     CountDownLatch releaseFirst = new CountDownLatch(1);
     AtomicLong runs = new AtomicLong();
     // A queue timeout far beyond the polling deadline: only the reset can empty the queue.
-    WeirFilter filter = oneAtATime().requestTimeout(Duration.ofSeconds(60))
-        .queueTimeout(Duration.ofSeconds(30)).build();
+    WeirFilter filter = WeirFilter.builder().shedder(oneAtATime()
+        .requestTimeout(Duration.ofSeconds(60)).queueTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       runs.incrementAndGet();
       if (req.getHeader("X-Test") != null) {
@@ -466,8 +473,8 @@ class WeirFilterHttpTest {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
-    WeirFilter filter = oneAtATime().singleShedder().requestTimeout(Duration.ofSeconds(30))
-        .build();
+    WeirFilter filter = WeirFilter.builder().singleShedder()
+        .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter)
         .filterDispatches(java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST))
         .servlet("/block", servlet((req, res) -> {
