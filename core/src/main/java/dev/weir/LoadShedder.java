@@ -35,7 +35,7 @@ import java.util.function.Supplier;
  */
 public final class LoadShedder implements AutoCloseable {
   /** What {@link #tryEnter} returns when it did not admit. Negative, as no entry is. */
-  public static final long NOT_ADMITTED = Admission.NOT_ADMITTED;
+  static final long NOT_ADMITTED = Admission.NOT_ADMITTED;
 
   private final String name;
   private final long requestTimeoutNanos;
@@ -116,16 +116,15 @@ public final class LoadShedder implements AutoCloseable {
   }
 
   /**
-   * Not for applications, which should use {@link #submit} or {@link #acquire}: public only
-   * because the adapter modules' tests hold a permit with it. Admits at once, without a request
-   * object, if the shedder is open, nothing is queued and a permit is free, counting what an
-   * immediate admission counts, and returns an entry for {@link #exit}; otherwise returns {@link
-   * #NOT_ADMITTED} and counts nothing. Nothing checks that each entry is exited exactly once: one
-   * never exited holds its permit for good, one exited twice breaks the limit for good.
+   * Admits at once, without a request object, if the shedder is open, nothing is queued and a
+   * permit is free, counting what an immediate admission counts, and returns an entry for {@link
+   * #exit}; otherwise returns {@link #NOT_ADMITTED} and counts nothing. Not public: nothing checks
+   * that each entry is exited exactly once, and one exited twice breaks the limit for good.
+   * Applications use {@link #submit} or {@link #acquire}, whose permits count one release only.
    *
    * @throws IllegalArgumentException if {@code priority} is not a valid packed priority
    */
-  public long tryEnter(int priority) {
+  long tryEnter(int priority) {
     return admission.tryEnter(priority);
   }
 
@@ -136,7 +135,7 @@ public final class LoadShedder implements AutoCloseable {
    * @throws IllegalArgumentException if {@code entry} is not a value {@link #tryEnter} returns
    * @throws NullPointerException if {@code outcome} is null
    */
-  public void exit(long entry, Outcome outcome) {
+  void exit(long entry, Outcome outcome) {
     admission.exit(entry, outcome);
   }
 

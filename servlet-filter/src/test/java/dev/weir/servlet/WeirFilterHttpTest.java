@@ -177,8 +177,7 @@ class WeirFilterHttpTest {
       // The cutoff sheds only what would wait: with the only permit free, tier 4 runs.
       assertEquals(200, get(s, "/api", "X-Weir-Tier", "4").statusCode());
       await(() -> shedder.inflight() == 0, WAIT, () -> "its permit is not back");
-      long held = shedder.tryEnter(Priority.HIGHEST);
-      assertTrue(held >= 0, "the test holds the only permit");
+      Permit held = shedder.acquire(Priority.HIGHEST); // the only permit: now tier 4 would wait
 
       HttpResponse<String> shed = get(s, "/api", "X-Weir-Tier", "4");
       assertEquals(429, shed.statusCode());
@@ -190,7 +189,7 @@ class WeirFilterHttpTest {
       // kept, not closed to end the body.
       assertEquals(String.valueOf(shed.body().length()),
           shed.headers().firstValue("Content-Length").orElse(null));
-      shedder.exit(held, Outcome.SUCCESS);
+      held.success();
       assertEquals(200, get(s, "/api", "X-Weir-Tier", "2").statusCode());
       assertEquals(1, shedder.snapshot().count(Snapshot.Counter.SHED, 4));
       assertDrained(filter);
