@@ -5,6 +5,7 @@ import java.util.SplittableRandom;
 
 /** A distribution of work (seconds at full speed) per request. */
 public abstract class Dist {
+  private static final double Z99 = 2.326;
   private Dist() {}
 
   /** One draw, in seconds. */
@@ -12,6 +13,9 @@ public abstract class Dist {
 
   /** The mean, in seconds. */
   public abstract double mean();
+
+  /** The 99th percentile, in seconds (approximate for the bimodal). */
+  public abstract double p99();
 
   /** The same shape scaled to another mean. */
   public abstract Dist withMean(double mean);
@@ -29,6 +33,11 @@ public abstract class Dist {
       @Override
       public double mean() {
         return mean;
+      }
+
+      @Override
+      public double p99() {
+        return sigma == 0 ? mean : Math.exp(mu + Z99 * sigma);
       }
 
       @Override
@@ -69,6 +78,11 @@ public abstract class Dist {
       }
 
       @Override
+      public double p99() {
+        return Math.min(cap, xm / Math.pow(0.01, 1 / alpha));
+      }
+
+      @Override
       public Dist withMean(double m) {
         return pareto(m * mean / truncatedMean, alpha);
       }
@@ -97,6 +111,11 @@ public abstract class Dist {
       @Override
       public double mean() {
         return mean;
+      }
+
+      @Override
+      public double p99() {
+        return hitShare >= 0.99 ? h.p99() : m.p99();
       }
 
       @Override

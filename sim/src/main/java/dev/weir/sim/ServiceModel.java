@@ -146,6 +146,11 @@ public final class ServiceModel {
     return (hasCpu() ? cpu.mean() : 0) + (hasPool() ? pool.mean() : 0);
   }
 
+  /** About the 99th percentile of a request's time alone in the service, seconds. */
+  public double unloadedP99() {
+    return (hasCpu() ? cpu.p99() : 0) + (hasPool() ? pool.p99() : 0);
+  }
+
   /**
    * Requests inside the service at full use and no waiting: Little's law, capacity times the
    * unloaded mean time.
