@@ -41,6 +41,9 @@ public final class Corpus {
   /** The priority of every request in a service that sets none. */
   public static final int DEFAULT_PRIORITY = Priority.of(3, 64);
 
+  /** The most requests per second a scenario offers, to keep the corpus cheap to run. */
+  private static final double MAX_RATE = 2500;
+
   private static final double[] LOADS = {0.5, 0.8, 1.2, 1.5, 2, 3, 5};
 
   /** The families, in order. */
@@ -202,7 +205,7 @@ public final class Corpus {
         model = any(r);
         if (r.nextBoolean()) {
           double base = pick(r, 0.3, 0.6);
-          double peak = pick(r, 2, 4, 8);
+          double peak = Math.min(pick(r, 2, 4, 8), 4 * MAX_RATE / model.capacity());
           double len = pick(r, 1.0, 2.0, 4.0);
           shape = String.format(Locale.ROOT, "bursts to %.0fx for %.0f s at 8 and 14 s over %.1fx",
               peak, len, base);
@@ -210,7 +213,7 @@ public final class Corpus {
           loadAt = t -> cap * ((t >= 8 && t < 8 + len) || (t >= 14 && t < 14 + len) ? peak : base);
           load = peak;
         } else {
-          double peak = pick(r, 1.5, 3.0, 5.0);
+          double peak = Math.min(pick(r, 1.5, 3.0, 5.0), MAX_RATE / model.capacity());
           shape = String.format(Locale.ROOT, "ramp 0.3x to %.1fx over 20 s", peak);
           double cap = model.capacity();
           loadAt = t -> cap * (0.3 + (peak - 0.3) * Math.min(1, t / END));
@@ -227,10 +230,9 @@ public final class Corpus {
     }
     double cap = model.capacity();
     if (loadAt == null) {
-      if (cap > 1000) {
-        // The largest services are the costliest to simulate: at most 2x.
-        load = Math.min(load, 2);
-      }
+      // The costliest scenarios to simulate are the fastest services at the highest loads: at
+      // most 2,500 requests per second.
+      load = Math.min(load, Math.floor(10 * MAX_RATE / cap) / 10);
       double l = load;
       loadAt = t -> l * cap;
       shape = String.format(Locale.ROOT, "%.1fx", load);

@@ -2,6 +2,8 @@ package dev.weir.sim;
 
 import dev.weir.LoadShedder;
 import dev.weir.Timer;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -77,8 +79,8 @@ public final class Scorecard {
     public final boolean topFits;
     public final boolean lowLoad;
     public final Oracle.Sweep sweep;
-    /** Wall time this row took, seconds (not part of the scorecard: it varies run to run). */
-    public double wallSeconds;
+    /** CPU time this row took, seconds (not part of the scorecard: it varies run to run). */
+    public double cpuSeconds;
 
     Row(Corpus.Case c, Oracle.Sweep sweep, double unloadedP99Ms) {
       this.c = c;
@@ -142,14 +144,15 @@ public final class Scorecard {
 
   /** One case: the oracle's sweep, the unloaded reference, each contender. */
   public static Row row(Corpus.Case c, List<Contender> contenders) {
-    long start = System.nanoTime();
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long start = threads.getCurrentThreadCpuTime();
     Oracle.Sweep sweep = Oracle.sweep(c);
     Row row = new Row(c, sweep, unloadedP99Ms(c));
     for (Contender g : contenders) {
       Report r = Simulation.run(c.scenario, g.label, g.factory).report(Corpus.WARM, Corpus.END);
       row.guards.put(g.label, new Metrics(r, c.topTier()));
     }
-    row.wallSeconds = (System.nanoTime() - start) / 1e9;
+    row.cpuSeconds = (threads.getCurrentThreadCpuTime() - start) / 1e9;
     return row;
   }
 
@@ -248,11 +251,12 @@ public final class Scorecard {
   public static String listing(List<Row> rows, List<Contender> contenders) {
     StringBuilder sb = new StringBuilder();
     for (Row r : rows) {
-      sb.append(String.format(Locale.ROOT, "%s%n  oracle limit %d (of %s); unloaded top-tier "
-              + "P99 %.1f ms; top tier %d %s; %s; %.2f s of wall time%n", r.c, r.oracleLimit, r.sweep.goodput.keySet(),
+      sb.append(String.format(Locale.ROOT, "%s%n  oracle limit %d (of %s), cut at %.2fx capacity; "
+              + "unloaded top-tier P99 %.1f ms; top tier %d %s; %s; %.2f s of CPU%n", r.c,
+          r.oracleLimit, r.sweep.goodput.keySet(), r.sweep.headroom,
           r.unloadedP99Ms, r.c.topTier(), r.topFits ? "fits" : "does not fit",
           r.lowLoad ? "low load" : String.format(Locale.ROOT, "peak %.2fx",
-              r.c.peakUtilisation()), r.wallSeconds));
+              r.c.peakUtilisation()), r.cpuSeconds));
       List<String> labels = new ArrayList<>();
       labels.add("oracle");
       contenders.forEach(g -> labels.add(g.label));
