@@ -103,13 +103,17 @@ public final class Corpus {
 
     /**
      * Whether the top tier fits: at every tenth of a second in the window it offers at most 0.9
-     * of what the service can complete (speed averaged over a second, rejections' CPU counted).
+     * of what the service can complete (speed averaged over a second; under overload, less the
+     * CPU that rejecting the rest costs).
      */
     public boolean topTierFits() {
       int top = topTier();
+      ServiceModel m = scenario.model();
       for (double t = WARM; t < END; t += 0.1) {
         double offered = scenario.arrivalsAt(t);
-        double can = scenario.model().admittable(offered, smoothedSpeed(t));
+        double speed = smoothedSpeed(t);
+        double full = m.capacity() * speed;
+        double can = offered > full ? m.admittable(offered, speed) : full;
         if (offered * scenario.tierShare(top) > 0.9 * can) {
           return false;
         }
