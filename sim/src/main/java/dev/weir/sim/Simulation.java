@@ -12,7 +12,8 @@ import dev.weir.Timer;
 
 /**
  * A discrete-event simulation, in {@link VirtualTime}, of open-loop clients, a guard and a
- * multi-server service, after Kingsbury's Timelike. It drives the real engine: the shedder under
+ * service, after Kingsbury's Timelike: the scenario's {@link ServiceModel} (processor sharing, a
+ * pool, or both), or without one the M/G/N pool of the named scenarios ({@link LegacyPool}). It drives the real engine: the shedder under
  * test is the production {@link LoadShedder} on a virtual timer, with the production controllers.
  *
  * <p>Admitted requests run as an adapter in bounded-response-time mode runs them: the client gets
