@@ -12,6 +12,12 @@ import java.util.Locale;
  *                             vegas-only, none; default weir)
  *   Main check                S1 to S10 against their bars, with the measured values
  *   Main list                 the scenarios
+ *   Main corpus [FAMILY] [--list] [--experiment]
+ *                             the scorecard of the generated corpus (docs/corpus.md): per family,
+ *                             overall and held out, Weir, vegas-only and no guard against the
+ *                             oracle; FAMILY (or "heldout") for part of it; --list adds one block
+ *                             per scenario; --experiment adds the experimental contenders
+ *   Main corpus families      the families, and their scenarios
  * </pre>
  */
 public final class Main {
@@ -24,6 +30,10 @@ public final class Main {
     }
     if (args[0].equals("check")) {
       System.out.print(check());
+      return;
+    }
+    if (args[0].equals("corpus")) {
+      System.out.print(corpus(java.util.Arrays.copyOfRange(args, 1, args.length)));
       return;
     }
     if (args[0].equals("list")) {
@@ -46,6 +56,58 @@ public final class Main {
     }
     System.out.printf(Locale.ROOT, "%d requests, %.0f simulated seconds in %.2f s of wall time%n",
         r.requests(), s.durationSeconds(), wall);
+  }
+
+  /** {@code corpus [FAMILY|heldout|families] [--list] [--experiment]}: see the class comment. */
+  static String corpus(String[] args) {
+    boolean listing = false;
+    boolean experiment = false;
+    String which = null;
+    for (String a : args) {
+      if (a.equals("--list")) {
+        listing = true;
+      } else if (a.equals("--experiment")) {
+        experiment = true;
+      } else if (which == null) {
+        which = a;
+      } else {
+        throw new IllegalArgumentException("usage: corpus [FAMILY|heldout|families] [--list] "
+            + "[--experiment]");
+      }
+    }
+    List<Corpus.Case> cases = Corpus.all();
+    if ("families".equals(which)) {
+      StringBuilder sb = new StringBuilder();
+      for (String f : Corpus.FAMILIES) {
+        List<Corpus.Case> fc = Corpus.family(f);
+        sb.append(String.format(Locale.ROOT, "%s: %d scenarios (%d held out)%n", f, fc.size(),
+            fc.stream().filter(c -> c.heldOut).count()));
+        fc.forEach(c -> sb.append("  ").append(c).append(System.lineSeparator()));
+      }
+      sb.append(String.format(Locale.ROOT, "%d scenarios%n", cases.size()));
+      return sb.toString();
+    }
+    if ("heldout".equals(which)) {
+      cases = cases.stream().filter(c -> c.heldOut).collect(java.util.stream.Collectors.toList());
+    } else if (which != null) {
+      cases = Corpus.family(which);
+    }
+    List<Scorecard.Contender> contenders = new java.util.ArrayList<>(Scorecard.standard());
+    if (experiment) {
+      contenders.addAll(Experiments.contenders());
+    }
+    int threads = Runtime.getRuntime().availableProcessors();
+    long start = System.nanoTime();
+    List<Scorecard.Row> rows = Scorecard.run(cases, contenders, threads);
+    double wall = (System.nanoTime() - start) / 1e9;
+    StringBuilder sb = new StringBuilder();
+    if (listing) {
+      sb.append(Scorecard.listing(rows, contenders)).append(System.lineSeparator());
+    }
+    sb.append(Scorecard.format(rows, contenders, which == null || "heldout".equals(which)));
+    sb.append(String.format(Locale.ROOT, "%n%d scenarios in %.1f s of wall time on %d threads%n",
+        rows.size(), wall, threads));
+    return sb.toString();
   }
 
   /**

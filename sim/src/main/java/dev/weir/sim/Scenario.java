@@ -24,6 +24,8 @@ public final class Scenario {
   final long seed;
   final double closeAtSeconds;
   final boolean watchDeadlines;
+  final ServiceModel model;
+  final int fixedPriority;
 
   private Scenario(Builder b) {
     this.name = b.name;
@@ -38,6 +40,8 @@ public final class Scenario {
     this.seed = b.seed;
     this.closeAtSeconds = b.closeAtSeconds;
     this.watchDeadlines = b.watchDeadlines;
+    this.model = b.model;
+    this.fixedPriority = b.fixedPriority;
   }
 
   public static Builder builder(String name) {
@@ -58,7 +62,38 @@ public final class Scenario {
 
   /** Capacity in requests per second at time {@code t} seconds. */
   public double capacityAt(double t) {
+    if (model != null) {
+      return model.capacity() * model.speed().at(t);
+    }
     return servers / meanServiceSeconds.applyAsDouble(t);
+  }
+
+  /** The service model, or null for the M/G/N service of {@code servers} and a lognormal. */
+  public ServiceModel model() {
+    return model;
+  }
+
+  /** Offered load in requests per second at time {@code t} seconds. */
+  public double arrivalsAt(double t) {
+    return arrivalsPerSecond.applyAsDouble(t);
+  }
+
+  /** The share of tier {@code t} in the offered load. */
+  public double tierShare(int t) {
+    if (fixedPriority >= 0) {
+      return dev.weir.Priority.tier(fixedPriority) == t ? 1 : 0;
+    }
+    return tierMix[t];
+  }
+
+  /** The one priority of every request, or -1 if requests carry tiers and cohorts. */
+  public int fixedPriority() {
+    return fixedPriority;
+  }
+
+  /** The client's request timeout, in seconds. */
+  public double requestTimeoutSeconds() {
+    return requestTimeoutSeconds;
   }
 
   /** A copy with another name. */
@@ -92,6 +127,8 @@ public final class Scenario {
     b.seed = seed;
     b.closeAtSeconds = closeAtSeconds;
     b.watchDeadlines = watchDeadlines;
+    b.model = model;
+    b.fixedPriority = fixedPriority;
     return b;
   }
 
@@ -114,6 +151,8 @@ public final class Scenario {
     private long seed = 1;
     private double closeAtSeconds = Double.NaN;
     private boolean watchDeadlines = true;
+    private ServiceModel model;
+    private int fixedPriority = -1;
 
     private Builder(String name) {
       this.name = name;
@@ -196,6 +235,28 @@ public final class Scenario {
     /** Closes the shedder at this time (seconds), as a server shutting down does. */
     public Builder closeAt(double seconds) {
       this.closeAtSeconds = seconds;
+      return this;
+    }
+
+    /**
+     * The service: processor sharing, a pool, or both in turn, with its own work distributions and
+     * speed over time. Without one (default) the service is {@code servers} servers with a
+     * lognormal service time of {@code meanServiceSeconds} and {@code serviceSigma}.
+     */
+    public Builder service(ServiceModel v) {
+      this.model = v;
+      return this;
+    }
+
+    /**
+     * Gives every request this one priority, as a service that sets none does; -1 (default) draws
+     * a tier from the mix and a uniform cohort.
+     */
+    public Builder fixedPriority(int v) {
+      if (v != -1) {
+        dev.weir.Priority.check(v);
+      }
+      this.fixedPriority = v;
       return this;
     }
 

@@ -6,14 +6,14 @@ import dev.weir.LoadShedder;
 import dev.weir.Permit;
 import dev.weir.Priority;
 import dev.weir.RejectReason;
-import java.util.ArrayDeque;
 import java.util.SplittableRandom;
 import java.util.function.BiFunction;
 import dev.weir.Timer;
 
 /**
  * A discrete-event simulation, in {@link VirtualTime}, of open-loop clients, a guard and a
- * multi-server service, after Kingsbury's Timelike. It drives the real engine: the shedder under
+ * service, after Kingsbury's Timelike: the scenario's {@link ServiceModel} (processor sharing, a
+ * pool, or both), or without one the M/G/N pool of the named scenarios ({@link LegacyPool}). It drives the real engine: the shedder under
  * test is the production {@link LoadShedder} on a virtual timer, with the production controllers.
  *
  * <p>Admitted requests run as an adapter in bounded-response-time mode runs them: the client gets
@@ -25,6 +25,8 @@ import dev.weir.Timer;
  */
 public final class Simulation {
   private static final long SAMPLE_NANOS = 100_000_000L;
+  /** Mixed into the seed for the stream of work that a {@link ServiceModel} draws per arrival. */
+  private static final long WORK_STREAM = 0x5DEECE66DL;
 
   private final Scenario scenario;
   private final VirtualTime time = new VirtualTime();
@@ -35,8 +37,7 @@ public final class Simulation {
   private final long endNanos;
   private final double[] tierCdf = new double[6];
 
-  private final ArrayDeque<Call> serviceQueue = new ArrayDeque<>();
-  private int busy;
+  private final Service service;
 
   private Simulation(Scenario scenario, String label,
       BiFunction<Timer, Scenario, LoadShedder> shedderFactory) {
@@ -46,6 +47,8 @@ public final class Simulation {
     this.timeoutNanos = (long) (scenario.requestTimeoutSeconds * 1e9);
     this.endNanos = (long) (scenario.durationSeconds * 1e9);
     this.result = new SimResult(scenario, label, timeoutNanos);
+    this.service = scenario.model == null ? new LegacyPool(scenario, time, random)
+        : scenario.model.create(time, new SplittableRandom(scenario.seed ^ WORK_STREAM));
     double c = 0;
     for (int t = 0; t < 6; t++) {
       c += scenario.tierMix[t];
@@ -110,13 +113,21 @@ public final class Simulation {
   private void arrive() {
     long now = time.nanoTime();
     if (scenario.arrivalsPerSecond.applyAsDouble(seconds(now)) > 0) {
-      int tier = pickTier();
-      int cohort = random.nextInt(Priority.COHORTS);
+      int tier;
+      int cohort;
+      if (scenario.fixedPriority >= 0) {
+        tier = Priority.tier(scenario.fixedPriority);
+        cohort = Priority.cohort(scenario.fixedPriority);
+      } else {
+        tier = pickTier();
+        cohort = random.nextInt(Priority.COHORTS);
+      }
       int id = result.arrival(now, tier, cohort);
       Call call = new Call(id, now);
+      call.job = service.job(call);
       if (shedder == null) {
         call.admittedAt = now;
-        startService(call);
+        service.start(call.job);
       } else {
         shedder.submit(Priority.of(tier, cohort), timeoutNanos, call);
       }
@@ -137,41 +148,7 @@ public final class Simulation {
     return 5;
   }
 
-  private long serviceTime(long now) {
-    double mean = scenario.meanServiceSeconds.applyAsDouble(seconds(now));
-    double sigma = scenario.serviceSigma;
-    if (sigma == 0) {
-      return (long) (mean * 1e9);
-    }
-    double mu = Math.log(mean) - sigma * sigma / 2;
-    double z = gaussian();
-    return Math.max(1, (long) (Math.exp(mu + sigma * z) * 1e9));
-  }
-
-  private double gaussian() {
-    // Box-Muller, one value per call: simple and deterministic.
-    double u1 = 1 - random.nextDouble();
-    double u2 = random.nextDouble();
-    return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
-  }
-
-  private void startService(Call call) {
-    if (busy < scenario.servers) {
-      busy++;
-      time.schedule(call, time.nanoTime() + serviceTime(time.nanoTime()));
-    } else {
-      serviceQueue.add(call);
-    }
-  }
-
   private void finishService(Call call) {
-    busy--;
-    // Hand the server to the oldest waiting call before releasing the permit: the release admits
-    // new work, which must queue behind it, not take its server.
-    Call next = serviceQueue.poll();
-    if (next != null) {
-      startService(next);
-    }
     long now = time.nanoTime();
     boolean inTime = now - call.arrival <= timeoutNanos;
     if (!call.answered) {
@@ -191,10 +168,9 @@ public final class Simulation {
     long now = time.nanoTime();
     if (shedder != null) {
       result.sample(now, shedder.limit(), shedder.rejectionRatio(), shedder.cutoff(),
-          shedder.queued(), shedder.inflight(), busy + serviceQueue.size());
+          shedder.queued(), shedder.inflight(), service.inService());
     } else {
-      result.sample(now, 0, 0, Priority.LEVELS, 0, busy + serviceQueue.size(),
-          busy + serviceQueue.size());
+      result.sample(now, 0, 0, Priority.LEVELS, 0, service.inService(), service.inService());
     }
     if (now + SAMPLE_NANOS < endNanos) {
       time.schedule(this::sample, now + SAMPLE_NANOS);
@@ -206,6 +182,7 @@ public final class Simulation {
     final int id;
     final long arrival;
     long admittedAt = -1;
+    Service.Job job;
     Permit permit;
     boolean answered;
 
@@ -222,13 +199,14 @@ public final class Simulation {
       if (scenario.watchDeadlines) {
         p.onDeadline(this::deadline);
       }
-      startService(this);
+      service.start(job);
     }
 
     @Override
     public void onRejected(RejectReason reason) {
       answered = true;
       result.answer(id, time.nanoTime(), answerOf(reason));
+      service.rejected();
     }
 
     private void deadline() {

@@ -1,0 +1,101 @@
+package dev.weir.sim;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.Priority;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The corpus covers what it claims to, is deterministic, and its oracle is a sweep's best. */
+class CorpusTest {
+  @Test
+  void atLeast200ScenariosAcrossTheFamilies() {
+    List<Corpus.Case> all = Corpus.all();
+    assertTrue(all.size() >= 200, all.size() + " scenarios");
+    assertEquals(Set.copyOf(Corpus.FAMILIES), Corpus.families(all));
+    assertEquals(all.size(), all.stream().map(c -> c.scenario.name()).distinct().count());
+    Map<String, Long> heldOut = all.stream().filter(c -> c.heldOut)
+        .collect(Collectors.groupingBy(c -> c.family, Collectors.counting()));
+    assertEquals(Corpus.FAMILIES.size(), heldOut.size(), "every family holds some out");
+    assertTrue(Corpus.family(Corpus.HELD_OUT_FAMILY).stream().allMatch(c -> c.heldOut));
+    assertTrue(all.stream().filter(c -> !c.heldOut).count() >= 150);
+  }
+
+  @Test
+  void theCorpusSpansServicesShapesSizesLoadsAndMixes() {
+    List<Corpus.Case> all = Corpus.all();
+    List<ServiceModel> models = all.stream().map(c -> c.scenario.model())
+        .collect(Collectors.toList());
+    assertTrue(models.stream().anyMatch(m -> m.hasCpu() && !m.hasPool()), "processor sharing");
+    assertTrue(models.stream().anyMatch(m -> m.hasCpu() && m.hasPool()), "mixed");
+    assertTrue(models.stream().anyMatch(m -> !m.hasCpu() && m.hasPool()), "pool");
+    for (String shape : new String[] {"lognormal(", "pareto(", "bimodal("}) {
+      assertTrue(models.stream().anyMatch(m -> m.toString().contains(shape)), shape);
+    }
+    for (String speed : new String[] {"from 8 to 14 s", "ramp to", "stalls every"}) {
+      assertTrue(models.stream().anyMatch(m -> m.toString().contains(speed)), speed);
+    }
+    assertTrue(models.stream().anyMatch(m -> m.workers() == 1 || m.cores() == 1), "size 1");
+    assertTrue(models.stream().anyMatch(m -> m.workers() == 2 || m.cores() == 2), "size 2");
+    assertTrue(models.stream().anyMatch(m -> m.workers() == 1000), "size 1000");
+    assertTrue(all.stream().anyMatch(c -> c.load <= 0.5) && all.stream().anyMatch(c -> c.load >= 5));
+    assertTrue(all.stream().anyMatch(c -> c.scenario.description().contains("bursts")));
+    assertTrue(all.stream().anyMatch(c -> c.scenario.description().contains("ramp 0.3x")));
+    assertTrue(all.stream().anyMatch(c -> c.scenario.tierShare(1) == 0.5
+        && c.scenario.tierShare(5) == 0.5));
+    assertTrue(all.stream().anyMatch(c -> c.scenario.tierShare(5) == 0.95));
+    assertTrue(all.stream().anyMatch(c -> c.scenario.fixedPriority() < 0
+        && c.scenario.tierShare(0) > 0.16 && c.scenario.tierShare(0) < 0.17), "6 tiers uniform");
+    assertTrue(all.stream().anyMatch(c -> c.scenario.fixedPriority() == Corpus.DEFAULT_PRIORITY));
+    assertTrue(all.stream().anyMatch(Corpus.Case::lowLoad));
+  }
+
+  @Test
+  void generationIsDeterministic() {
+    List<String> a = Corpus.all().stream().map(Object::toString).collect(Collectors.toList());
+    List<String> b = Corpus.all().stream().map(Object::toString).collect(Collectors.toList());
+    assertEquals(a, b);
+    List<Corpus.Case> some = sample();
+    List<Scorecard.Contender> guards = Scorecard.standard();
+    String first = Scorecard.format(Scorecard.run(some, guards, 2), guards, true);
+    String second = Scorecard.format(Scorecard.run(some, guards, 1), guards, true);
+    assertEquals(first, second);
+  }
+
+  @Test
+  void theOracleIsAtLeastAsGoodAsAnyFixedLimitInItsSweep() {
+    for (Corpus.Case c : sample()) {
+      Oracle.Sweep s = Oracle.sweep(c);
+      double best = s.bestReport.goodput(-1);
+      assertTrue(s.goodput.size() >= 5, c + ": " + s.goodput);
+      for (Map.Entry<Integer, Double> e : s.goodput.entrySet()) {
+        // Within a thousandth the oracle takes the lower top-tier P99.
+        assertTrue(best >= 0.999 * e.getValue(), c + ": limit " + e.getKey() + " had "
+            + e.getValue() + "/s, the oracle " + best + "/s");
+      }
+    }
+  }
+
+  @Test
+  void theIdealCutShedsExactlyTheLowestPrioritiesOverCapacity() {
+    Scenario two = Corpus.family("pool-lognormal").get(0).scenario.toBuilder()
+        .tierMix(Corpus.TWO_TIERS).build();
+    assertEquals(Priority.LEVELS, Oracle.cutoff(two, 1000, 1000));
+    // 750 of 1000: all of tier 1 (500), half of tier 5's cohorts.
+    assertEquals(Priority.of(5, 64), Oracle.cutoff(two, 1000, 750));
+    // 250 of 1000: half of tier 1.
+    assertEquals(Priority.of(1, 64), Oracle.cutoff(two, 1000, 250));
+    Scenario one = two.toBuilder().fixedPriority(Corpus.DEFAULT_PRIORITY).build();
+    assertEquals(Priority.LEVELS, Oracle.cutoff(one, 1000, 250), "nothing to cut between");
+  }
+
+  /** A few cheap scenarios of different families. */
+  private static List<Corpus.Case> sample() {
+    return List.of(Corpus.family("cpu").get(0), Corpus.family("pool-bimodal").get(1),
+        Corpus.family("gc-stall").get(2), Corpus.family("single-tier").get(3));
+  }
+}
