@@ -20,8 +20,10 @@ for i in $(seq 1 "$runs"); do
   for _ in $(seq 1 600); do grep -q '^listening' "$fifo.out" 2>/dev/null && break; sleep 0.1; done
   port=$(awk '/^listening/ {print $2}' "$fifo.out")
   [ -n "$port" ] || { cat "$fifo.out"; kill "$server"; exit 1; }
-  printf 'run %2d: ' "$i"
-  java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 600 10 "$i"
+  load_before=$(cut -d' ' -f1 /proc/loadavg)
+  line=$(java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 600 10 "$i")
+  # The machine's load average around the run: above the core count, other work competed.
+  printf 'run %2d: %s | loadavg %s -> %s\n' "$i" "$line" "$load_before" "$(cut -d' ' -f1 /proc/loadavg)"
   exec 3>&-
   wait "$server" || true
   rm -f "$fifo" "$fifo.out"
