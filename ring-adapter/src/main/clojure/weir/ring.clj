@@ -7,25 +7,28 @@
   dependency never turns into unbounded latency.
 
   Thread model. A request is submitted to the shedder on the server's thread. Once
-  admitted, the (synchronous) handler runs on a pre-started worker pool, so the
+  admitted, the (synchronous) handler runs on a worker pool (weir.ring.pools), so the
   server thread goes straight back to the server. The middleware answers each
   request exactly once: the first of the handler's response, its exception, the
   queue timeout or the processing deadline wins (a compare-and-set decides), and
-  anything later is dropped quietly. A permit is always released, whatever the
-  handler does.
+  anything later is dropped quietly. An answer decided on another thread than the
+  server's (a queue timeout or deadline on Weir's timer, an eviction) is written on the
+  answer pool, never on the timer. A permit is always released, whatever the handler
+  does. The synchronous arity bounds the server threads it holds (weir.ring.seats).
 
   The HTTP contract is Weir's core dev.weir.http, shared with the servlet filter: the
   priority from headers (weir.ring.priority), the answers and the outcome of a status
   (HttpAnswers). The options become core settings in weir.ring.options."
   (:require [weir.ring.options :as options]
-            [weir.ring.priority :as priority])
+            [weir.ring.pools :as pools]
+            [weir.ring.priority :as priority]
+            [weir.ring.seats :as seats])
   (:import (dev.weir AdmissionCallback LoadShedder LoadShedder$Builder Outcome Permit Priority
                      RejectReason WorkerPool)
-           (dev.weir.control Limits)
            (dev.weir.http HttpAnswer HttpAnswers PriorityHeaders)
            (java.util.concurrent CompletableFuture ConcurrentHashMap ExecutionException Executor
                                  TimeUnit TimeoutException)
-           (java.util.concurrent.atomic AtomicBoolean AtomicInteger)
+           (java.util.concurrent.atomic AtomicBoolean AtomicInteger AtomicLong)
            (java.util.function Function)
            (java.util.logging Level Logger)))
 
@@ -88,16 +91,6 @@
 
 ;; ---------------------------------------------------------------------------------- shedders
 
-(defn- max-limit
-  "The largest inflight limit one shedder of the middleware can reach."
-  [options]
-  (let [{:keys [^LoadShedder shedder limit]} options]
-    (cond
-      shedder (.maxLimit shedder)
-      (int? limit) limit
-      (options/fn-like? limit) (.maxLimit ^dev.weir.Limit (limit))
-      :else (.maxLimit (Limits/adaptive)))))
-
 (defn- bind-metrics! [registry shedder]
   (when registry
     ;; Resolved only when asked for, so Micrometer stays an optional dependency.
@@ -106,7 +99,9 @@
 (defn- shedder-lookup
   "{:lookup request -> LoadShedder, :all () -> {route-key shedder}, :owned? whether
   close! should close them}. With a route key fn, each key gets its own shedder, up to
-  `max-routes`; later keys, nil keys and a throwing key fn share one overflow shedder."
+  `max-routes`; later keys, nil keys, a throwing key fn and a key whose shedder cannot be
+  built (a :limit or :rejector fn that throws or returns something else on a later call)
+  share one overflow shedder, built here so that it is always there."
   [options ^LoadShedder$Builder template]
   (let [{:keys [shedder route-key-fn max-routes registry] :or {max-routes 32}} options
         base (or (:name options) "ring")
@@ -124,8 +119,11 @@
       :else
       (let [routes (ConcurrentHashMap.)
             created (AtomicInteger.)
-            overflow (delay (doto (build-shedder (str base "/overflow"))
-                              (->> (bind-metrics! registry))))
+            failures (AtomicLong.)
+            overflow-shedder (doto ^LoadShedder (build-shedder (str base "/overflow"))
+                               (->> (bind-metrics! registry)))
+            overflow-used (AtomicBoolean.)
+            overflow (fn [] (.set overflow-used true) overflow-shedder)
             make (reify Function
                    (apply [_ k]
                      ;; computeIfAbsent runs this at most once per key; the CAS keeps the count
@@ -134,8 +132,20 @@
                        (let [n (.get created)]
                          (when (< n (long max-routes))
                            (if (.compareAndSet created n (inc n))
-                             (doto (build-shedder (str base "/" k))
-                               (->> (bind-metrics! registry)))
+                             (try
+                               (doto (build-shedder (str base "/" k))
+                                 (->> (bind-metrics! registry)))
+                               (catch Throwable t
+                                 ;; nil: no mapping, the slot is free again, and the request
+                                 ;; goes to the overflow shedder rather than failing.
+                                 (.decrementAndGet created)
+                                 (let [n (.incrementAndGet failures)]
+                                   (when (or (= n 1) (zero? (rem n 1000)))
+                                     (.log log Level/WARNING
+                                           (str "weir.ring: building the shedder of route " (pr-str k)
+                                                " failed (" n " so far); using the overflow shedder")
+                                           t)))
+                                 nil))
                              (recur)))))))]
         {:lookup (fn [request]
                    (let [k (try (route-key-fn request)
@@ -144,9 +154,10 @@
                                   nil))]
                      (or (when (and (some? k) (not= "" k))
                            (or (.get routes k) (.computeIfAbsent routes k make)))
-                         @overflow)))
+                         (overflow))))
          :all (fn [] (cond-> (into {} routes)
-                       (realized? overflow) (assoc ::overflow @overflow)))
+                       (.get overflow-used) (assoc ::overflow overflow-shedder)))
+         :close (fn [] (.close ^LoadShedder overflow-shedder))
          :owned? true}))))
 
 ;; ---------------------------------------------------------------------------------- handling
@@ -190,110 +201,139 @@
       (Priority/of (int default-tier) PriorityHeaders/DEFAULT_COHORT))))
 
 (defn- serve
-  "Submits `request` and answers it through `respond` or `raise`, exactly once."
-  [ctx request respond raise]
-  (let [{:keys [lookup priority-fn timeout-nanos ^Executor executor handler handler-async?
-                rejected deadline ^AtomicBoolean closed]} ctx
-        ;; If writing the response fails before anything is committed, an error response
-        ;; may still get through; either way the exchange is not left open.
-        respond (fn [response]
-                  (try (respond response)
-                       (catch Throwable t
-                         (.log log Level/FINE "weir.ring: respond failed; raising instead" t)
-                         (raise t))))
-        done (AtomicBoolean.)
-        answer! (fn [f x] (when (.compareAndSet done false true) (safe-call f x) true))
-        submitter (Thread/currentThread)
-        submitting (AtomicBoolean. true)
-        run-sync (fn [^Permit permit]
-                   (fn []
-                     (let [outcome (volatile! Outcome/DROPPED)]
-                       (try
-                         ;; Answered already (the deadline passed while this waited for a
-                         ;; worker): do not start work nobody will read.
-                         (when-not (.get done)
-                           (let [response (try (handler request)
-                                               (catch Throwable t
-                                                 ;; Past the deadline it stays DROPPED.
-                                                 (when (answer! raise t)
-                                                   (vreset! outcome Outcome/ERROR))
-                                                 ::threw))]
-                             (cond
-                               (identical? response ::threw) nil
-                               (map? response) (when (answer! respond response)
-                                                 (vreset! outcome (outcome-of response)))
-                               :else (when (answer! raise (not-a-response response))
-                                       (vreset! outcome Outcome/ERROR)))))
-                         (finally (.release permit @outcome))))))
-        run-async (fn [^Permit permit]
-                    (fn []
-                      (try
-                        (handler request
-                                 (fn [response]
-                                   (if (map? response)
-                                     (when (answer! respond response)
-                                       (.release permit (outcome-of response)))
-                                     (when (answer! raise (not-a-response response))
-                                       (.release permit Outcome/ERROR))))
-                                 (fn [t]
-                                   (when (answer! raise t)
-                                     (.release permit Outcome/ERROR))))
+  "Submits `request` and answers it through `respond` or `raise`, exactly once. `seat` is
+  nil, or in the synchronous arity the request's weir.ring.seats/waiter hooks."
+  ([ctx request respond raise]
+   (serve ctx request respond raise nil (priority-of (:priority-fn ctx) request)))
+  ([ctx request respond raise seat priority]
+   (let [{:keys [lookup timeout-nanos ^Executor executor handler handler-async?
+                 rejected deadline ^AtomicBoolean closed]} ctx
+         ;; If writing the response fails before anything is committed, an error response
+         ;; may still get through; either way the exchange is not left open.
+         respond (fn [response]
+                   (try (respond response)
                         (catch Throwable t
-                          (answer! raise t)
-                          (.release permit Outcome/ERROR)))))
-        callback
-        (reify AdmissionCallback
-          (onAdmitted [_ permit]
-            (.onDeadline permit
-                         (fn []
-                           (answer! respond (deadline request))
-                           ;; A worker still holds a synchronous handler's thread, so its permit
-                           ;; stays held until it returns. An async handler holds nothing we can
-                           ;; see, and may never call back: give its permit back now.
-                           (when handler-async? (.release permit Outcome/DROPPED))))
-            (let [task (if handler-async? (run-async permit) (run-sync permit))]
-              (if (and handler-async? (.get submitting) (identical? submitter (Thread/currentThread)))
-                ;; Admitted at once on the server's thread: an async handler may start here.
-                (task)
-                (try
-                  (.execute executor ^Runnable task)
-                  (catch Throwable t
-                    (.log log Level/WARNING "weir.ring: the worker pool refused a request" t)
-                    (answer! respond (rejected request :shutting-down))
-                    (.release permit Outcome/DROPPED))))))
-          (onRejected [_ reason]
-            (when-let [k (reason-keyword reason)]
-              (answer! respond (rejected request k)))))]
-    (try
-      (if (.get closed)
-        ;; Do not build a shedder for a new route after close!.
-        (answer! respond (rejected request :shutting-down))
-        (.submit ^LoadShedder (lookup request) (int (priority-of priority-fn request))
-                 (long timeout-nanos) ^AdmissionCallback callback))
-      (catch Throwable t
-        ;; Only a bug could land here; still, every request gets its one answer.
-        (answer! raise t))
-      (finally (.set submitting false)))
-    nil))
+                          (.log log Level/FINE "weir.ring: respond failed; raising instead" t)
+                          (raise t))))
+         done (AtomicBoolean.)
+         answer! (fn [f x] (when (.compareAndSet done false true) (safe-call f x) true))
+         submitter (Thread/currentThread)
+         submitting (AtomicBoolean. true)
+         on-submitter? (fn [] (and (.get submitting) (identical? submitter (Thread/currentThread))))
+         ;; An answer the shedder decides: the first-answer race is won here, but the
+         ;; response fn and the write run on the server's thread during submit, else on the
+         ;; answer pool, never on Weir's timer, where a slow client would stall every shedder.
+         answer-later! (fn [f make]
+                         (when (.compareAndSet done false true)
+                           (if (on-submitter?)
+                             (safe-call f (make))
+                             (pools/hand-off #(safe-call f (make))))
+                           true))
+         left! (or (:left seat) (fn []))
+         run-sync (fn [^Permit permit]
+                    (fn []
+                      (let [outcome (volatile! Outcome/DROPPED)]
+                        (try
+                          ;; Answered already (the deadline passed while this waited for a
+                          ;; worker): do not start work nobody will read.
+                          (when-not (.get done)
+                            (let [response (try (handler request)
+                                                (catch Throwable t
+                                                  ;; Past the deadline it stays DROPPED.
+                                                  (when (answer! raise t)
+                                                    (vreset! outcome Outcome/ERROR))
+                                                  ::threw))]
+                              (cond
+                                (identical? response ::threw) nil
+                                (map? response) (when (answer! respond response)
+                                                  (vreset! outcome (outcome-of response)))
+                                :else (when (answer! raise (not-a-response response))
+                                        (vreset! outcome Outcome/ERROR)))))
+                          (finally (.release permit @outcome))))))
+         run-async (fn [^Permit permit]
+                     (fn []
+                       (try
+                         (handler request
+                                  (fn [response]
+                                    (if (map? response)
+                                      (when (answer! respond response)
+                                        (.release permit (outcome-of response)))
+                                      (when (answer! raise (not-a-response response))
+                                        (.release permit Outcome/ERROR))))
+                                  (fn [t]
+                                    (when (answer! raise t)
+                                      (.release permit Outcome/ERROR))))
+                         (catch Throwable t
+                           (answer! raise t)
+                           (.release permit Outcome/ERROR)))))
+         callback
+         (reify AdmissionCallback
+           (onAdmitted [_ permit]
+             (left!)
+             (.onDeadline permit
+                          (fn []
+                            (answer-later! respond #(deadline request))
+                            ;; A worker still holds a synchronous handler's thread, so its permit
+                            ;; stays held until it returns. An async handler holds nothing we can
+                            ;; see, and may never call back: give its permit back now.
+                            (when handler-async? (.release permit Outcome/DROPPED))))
+             (let [task (if handler-async? (run-async permit) (run-sync permit))]
+               (if (and handler-async? (on-submitter?))
+                 ;; Admitted at once on the server's thread: an async handler may start here.
+                 (task)
+                 (try
+                   (.execute executor ^Runnable task)
+                   (catch Throwable t
+                     (.log log Level/WARNING "weir.ring: the worker pool refused a request" t)
+                     (answer-later! respond #(rejected request :shutting-down))
+                     (.release permit Outcome/DROPPED))))))
+           (onRejected [_ reason]
+             (left!)
+             (when-let [k (if (and seat (identical? reason RejectReason/CANCELLED)
+                                   (.get ^AtomicBoolean (:evicted seat)))
+                            :queue-full
+                            (reason-keyword reason))]
+               (answer-later! respond #(rejected request k)))))]
+     (try
+       (if (.get closed)
+         ;; Do not build a shedder for a new route after close!.
+         (answer! respond (rejected request :shutting-down))
+         (let [ticket (.submit ^LoadShedder (lookup request) (int priority)
+                               (long timeout-nanos) ^AdmissionCallback callback)]
+           (when seat ((:queued seat) ticket))))
+       (catch Throwable t
+         ;; Only a bug could land here; still, every request gets its one answer.
+         (answer! raise t))
+       (finally (.set submitting false)))
+     nil)))
 
 (defn- serve-sync
   "The synchronous Ring arity: the same path as the async one, with the server's thread
-  waiting for the answer. The shedder's timers answer on time; the extra second only
-  guards against an answer that never comes."
+  waiting for the answer, in one of the seats that bound how many server threads the
+  middleware holds (weir.ring.seats); with no seat to take, the answer is :queue-full at
+  once. The shedder's timers answer on time; the extra second only guards against an
+  answer that never comes."
   [ctx request]
   (let [fut (CompletableFuture.)
-        {:keys [timeout-nanos deadline]} ctx]
-    (serve ctx request #(.complete fut %) #(.completeExceptionally fut %))
-    (try
-      (.get fut (unchecked-add (min (long timeout-nanos) (- Long/MAX_VALUE 1000000000)) 1000000000)
-            TimeUnit/NANOSECONDS)
-      (catch ExecutionException e
-        (throw (or (.getCause e) e)))
-      (catch TimeoutException _
-        (deadline request))
-      (catch InterruptedException _
-        (.interrupt (Thread/currentThread))
-        ((:rejected ctx) request :shutting-down)))))
+        {:keys [timeout-nanos deadline priority-fn seats]} ctx
+        priority (priority-of priority-fn request)]
+    (if-not (seats/take! seats priority)
+      ((:rejected ctx) request :queue-full)
+      (try
+        (serve ctx request #(.complete fut %) #(.completeExceptionally fut %)
+               (seats/waiter seats priority) priority)
+        (try
+          (.get fut (unchecked-add (min (long timeout-nanos) (- Long/MAX_VALUE 1000000000))
+                                   1000000000)
+                TimeUnit/NANOSECONDS)
+          (catch ExecutionException e
+            (throw (or (.getCause e) e)))
+          (catch TimeoutException _
+            (deadline request))
+          (catch InterruptedException _
+            (.interrupt (Thread/currentThread))
+            ((:rejected ctx) request :shutting-down)))
+        (finally (seats/leave! seats))))))
 
 (defn wrap-load-shedding
   "Wraps a Ring `handler` with load shedding. The returned handler has both Ring arities:
@@ -325,10 +365,19 @@
                         bound to it (requires micrometer-core on the class path).
     :executor           a java.util.concurrent.Executor to run admitted handlers on; it must
                         not block or run tasks on the calling thread. Not closed by `close!`.
-                        Default a pre-started dev.weir.WorkerPool.
-    :worker-threads     the default pool's size. Default the shedder's largest possible
-                        limit (its Limit's maxLimit), so admitted work never waits for a
-                        thread; with :route-key-fn, size it for all routes together.
+                        Default a dev.weir.WorkerPool shared by every wrapped handler: 2
+                        threads at first, growing to what the limits use (at most 4096),
+                        idle threads reused and kept for 60 s.
+    :worker-threads     gives this handler its own pool of at most n threads (2 started at
+                        once, more on demand, idle ones kept for 60 s), closed by `close!`.
+                        Default: the shared pool.
+    :server-threads     the server's thread pool size, for the synchronous arity, where
+                        every request inside the middleware, running or queued, holds a
+                        server thread: at most n - max(8, n/4) are held at once (37 of 50);
+                        a request beyond takes the seat of a less important queued request
+                        or is answered :queue-full at once, so the server never queues
+                        requests out of Weir's sight. Default 50, run-jetty's :max-threads;
+                        set it to the server's maximum threads in synchronous mode.
     :handler-async?     true if `handler` is a 3-arity async handler: it is called directly
                         (on the server's thread when admitted at once, on a worker
                         otherwise) and its permit is released when it responds or raises,
@@ -345,7 +394,8 @@
     :deadline-response  (fn [request]) -> response. Default likewise, as
                         `default-deadline-response`.
 
-  The response fns may run on Weir's timer thread: keep them quick. A handler's status
+  The response fns never run on Weir's timer thread: answers the shedder decides there are
+  written on a shared answer pool. A handler's status
   means what it means in the servlet filter (dev.weir.http.HttpAnswers/outcomeOf): 503 and
   504 tell the limit of overload, other 5xx are errors. A bad option throws
   IllegalArgumentException naming it, here rather than on the first request: the shedder
@@ -362,14 +412,15 @@
    (options/check options)
    (let [closed (AtomicBoolean.)
          {:keys [priority-fn executor worker-threads handler-async? rejected-response
-                 deadline-response ^LoadShedder shedder]} options
+                 deadline-response ^LoadShedder shedder server-threads]} options
          own (responses (options/answers options))
          rejected (fn [_request reason] (get own reason))
          deadline (fn [_request] (:deadline own))
-         {:keys [lookup all owned?]} (shedder-lookup options (options/template options))
-         pool (when-not executor
-                (WorkerPool/of (str "weir-" (or (:name options) (some-> shedder .name) "ring"))
-                               (int (or worker-threads (max-limit options)))))
+         {:keys [lookup all owned?] close-more :close} (shedder-lookup options
+                                                                       (options/template options))
+         pool (when (and (not executor) worker-threads)
+                (pools/worker-pool (str "weir-" (or (:name options) (some-> shedder .name) "ring"))
+                                   worker-threads))
          timeout-nanos (cond
                          shedder (.requestTimeoutNanos shedder)
                          (:request-timeout-ms options)
@@ -378,7 +429,8 @@
          ctx {:lookup lookup
               :priority-fn (or priority-fn (header-priority-fn))
               :timeout-nanos timeout-nanos
-              :executor (or executor pool)
+              :executor (or executor pool (pools/shared-worker-pool))
+              :seats (seats/seats (or server-threads seats/default-server-threads))
               :handler handler
               :handler-async? (boolean handler-async?)
               :rejected (if rejected-response (answer-fn rejected-response rejected) rejected)
@@ -392,7 +444,8 @@
         ::close (fn []
                   (when (.compareAndSet closed false true)
                     (when owned?
-                      (doseq [^LoadShedder s (vals (all))] (.close s)))
+                      (doseq [^LoadShedder s (vals (all))] (.close s))
+                      (when close-more (close-more)))
                     (when pool (.close ^WorkerPool pool))))}))))
 
 (defn shedders
@@ -406,7 +459,8 @@
 
 (defn close!
   "Stops a handler returned by `wrap-load-shedding`: closes the shedders and the worker
-  pool it built (not a :shedder or :executor you supplied). Queued requests are answered
+  pool it built for :worker-threads (not a :shedder or :executor you supplied, nor the
+  shared pools). Queued requests are answered
   503 :shutting-down; running handlers finish. Idempotent."
   [wrapped]
   (if-let [f (::close (meta wrapped))]

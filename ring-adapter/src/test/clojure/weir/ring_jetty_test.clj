@@ -144,7 +144,7 @@
       (with-server [s h {:async? true}]
         (let [ok (http-get (str (:base s) "/"))]
           (is (= 200 (:status ok)))
-          (is (str/starts-with? (:body ok) "weir-basic-") "ran on the worker pool"))
+          (is (str/starts-with? (:body ok) "weir-ring-worker-") "ran on the shared worker pool"))
         (let [blocked (future (http-get (str (:base s) "/block")))
               _ (is (eventually 5000 #(= 1 (.inflight ^LoadShedder (first (vals (wr/shedders h)))))))
               queued (future (http-get (str (:base s) "/")))

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.Limits;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -128,5 +129,100 @@ class WorkerPoolTest {
       assertEquals(5, pool.liveThreads());
       assertEquals(5, threadsNamed("weir-sized-"));
     }
+  }
+
+  private static void awaitLive(WorkerPool pool, int n) {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (pool.liveThreads() != n && System.nanoTime() - deadline < 0) {
+      Thread.onSpinWait();
+    }
+    assertEquals(n, pool.liveThreads());
+  }
+
+  @Test
+  void elasticStartsSmallGrowsUnderLoadAndShrinksWhenIdle() throws Exception {
+    try (WorkerPool pool = WorkerPool.elastic("elastic-test", 2, 50, Duration.ofMillis(50))) {
+      assertEquals(2, pool.liveThreads(), "only the core threads start at once");
+      assertEquals(2, threadsNamed("elastic-test-"));
+      assertEquals(50, pool.size());
+      int busy = 20;
+      CountDownLatch running = new CountDownLatch(busy);
+      CountDownLatch release = new CountDownLatch(1);
+      for (int i = 0; i < busy; i++) {
+        pool.execute(() -> {
+          running.countDown();
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        });
+      }
+      assertTrue(running.await(10, TimeUnit.SECONDS), "every task got a thread at once");
+      assertEquals(busy, pool.liveThreads(), "grew to what is used, not to the maximum");
+      release.countDown();
+      awaitLive(pool, 2); // idle threads above the core end after the keep-alive
+      assertTrue(pool.largestThreads() <= busy, "largest " + pool.largestThreads());
+    }
+  }
+
+  @Test
+  void elasticReusesIdleThreads() throws Exception {
+    Set<Thread> threads = ConcurrentHashMap.newKeySet();
+    try (WorkerPool pool = WorkerPool.elastic("elastic-reuse", 1, 100, Duration.ofSeconds(30))) {
+      for (int i = 0; i < 1_000; i++) {
+        CountDownLatch done = new CountDownLatch(1);
+        pool.execute(() -> {
+          threads.add(Thread.currentThread());
+          done.countDown();
+        });
+        assertTrue(done.await(10, TimeUnit.SECONDS));
+      }
+      // One at a time: a new thread starts only when a task arrives in the instant before the
+      // previous one's thread is back waiting, so a handful at most, never one per task.
+      assertTrue(threads.size() <= 8, "1000 sequential tasks ran on " + threads.size() + " threads");
+      assertTrue(pool.largestThreads() <= 8, "largest " + pool.largestThreads());
+    }
+  }
+
+  @Test
+  void elasticQueuesAtItsMaximumAndRunsEverything() throws Exception {
+    int tasks = 500;
+    AtomicInteger ran = new AtomicInteger();
+    CountDownLatch gate = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(tasks);
+    try (WorkerPool pool = WorkerPool.elastic("elastic-max", 0, 3, Duration.ofSeconds(30))) {
+      assertEquals(0, pool.liveThreads());
+      for (int i = 0; i < tasks; i++) {
+        pool.execute(() -> {
+          try {
+            gate.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+          ran.incrementAndGet();
+          done.countDown();
+        });
+      }
+      assertEquals(3, pool.liveThreads(), "never above the maximum");
+      gate.countDown();
+      assertTrue(done.await(10, TimeUnit.SECONDS));
+      assertEquals(tasks, ran.get());
+      assertEquals(3, pool.largestThreads());
+      pool.shutdown();
+      assertThrows(RejectedExecutionException.class, () -> pool.execute(() -> {}));
+    }
+  }
+
+  @Test
+  void elasticSettingsAreChecked() {
+    assertThrows(IllegalArgumentException.class,
+        () -> WorkerPool.elastic("x", -1, 2, Duration.ofSeconds(1)));
+    assertThrows(IllegalArgumentException.class,
+        () -> WorkerPool.elastic("x", 3, 2, Duration.ofSeconds(1)));
+    assertThrows(IllegalArgumentException.class,
+        () -> WorkerPool.elastic("x", 0, 0, Duration.ofSeconds(1)));
+    assertThrows(IllegalArgumentException.class,
+        () -> WorkerPool.elastic("x", 1, 2, Duration.ZERO));
   }
 }

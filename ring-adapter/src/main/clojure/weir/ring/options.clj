@@ -15,7 +15,7 @@
 (def known-options
   #{:priority-fn :request-timeout-ms :queue-timeout-ms :queue-capacity :limit :rejector
     :shedder :name :route-key-fn :max-routes :registry :executor :worker-threads
-    :handler-async? :rejected-response :deadline-response :shed-status :unavailable-status
+    :server-threads :handler-async? :rejected-response :deadline-response :shed-status :unavailable-status
     :retry-after-seconds :rejection-format})
 
 (def ^:private shedder-settings
@@ -57,11 +57,12 @@
         (bad k v (if (= k :limit)
                    "must be a positive integer (a fixed limit) or a fn of no arguments returning a dev.weir.Limit"
                    "must be a function")))))
-  (doseq [k [:request-timeout-ms :queue-timeout-ms :queue-capacity :max-routes :worker-threads]]
+  (doseq [k [:request-timeout-ms :queue-timeout-ms :queue-capacity :max-routes :worker-threads
+             :server-threads]]
     (let [v (get options k)]
       (when (and (some? v) (not (and (int? v) (pos? v))))
         (bad k v "must be a positive integer"))))
-  (doseq [k [:queue-capacity :max-routes :worker-threads :limit]]
+  (doseq [k [:queue-capacity :max-routes :worker-threads :server-threads :limit]]
     (let [v (get options k)]
       (when (and (int? v) (> v Integer/MAX_VALUE))
         (bad k v (str "must be at most " Integer/MAX_VALUE)))))

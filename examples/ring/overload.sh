@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Measures the Ring middleware at 1.5x capacity on run-jetty's default thread pool:
+# examples/ring/overload.sh [runs=10] [mode=sync|async] [extra server args, e.g. :max-threads 400]
+# Each run starts a fresh server JVM (weir.example.overload: 8 connections x 20 ms = 400 req/s
+# downstream) on 127.0.0.1, drives it for 3 s warm-up + 10 s at 600 req/s with the examples'
+# LoadGenerator (examples/ring/load/RingLoad.java), prints tier-1 success and P99, and stops it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+runs=${1:-10}; mode=${2:-sync}; shift $(( $# > 2 ? 2 : $# )) || true
+mvn -B -q install -pl ring-adapter,examples -am -DskipTests
+mvn -B -q -f examples/ring/pom.xml compile dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+mvn -B -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+server_cp="examples/ring/target/classes:$(cat examples/ring/target/cp.txt)"
+load_cp="examples/target/classes:$(cat examples/target/cp.txt)"
+for i in $(seq 1 "$runs"); do
+  fifo=$(mktemp -u); mkfifo "$fifo"
+  java -cp "$server_cp" clojure.main -m weir.example.overload 0 "$mode" "$@" < "$fifo" > "$fifo.out" 2>&1 &
+  server=$!
+  exec 3> "$fifo"                                   # the server stops when this closes
+  for _ in $(seq 1 600); do grep -q '^listening' "$fifo.out" 2>/dev/null && break; sleep 0.1; done
+  port=$(awk '/^listening/ {print $2}' "$fifo.out")
+  [ -n "$port" ] || { cat "$fifo.out"; kill "$server"; exit 1; }
+  load_before=$(cut -d' ' -f1 /proc/loadavg)
+  line=$(java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 600 10 "$i")
+  # The machine's load average around the run: above the core count, other work competed.
+  printf 'run %2d: %s | loadavg %s -> %s\n' "$i" "$line" "$load_before" "$(cut -d' ' -f1 /proc/loadavg)"
+  exec 3>&-
+  wait "$server" || true
+  rm -f "$fifo" "$fifo.out"
+done
