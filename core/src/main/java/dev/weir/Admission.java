@@ -204,13 +204,10 @@ final class Admission {
   /*
    * Reserve, then offer. A request takes its place in two steps: queue.reserve() counts it in the
    * queue's size (or an eviction hands it the victim's counted place), then queue.offer() links
-   * it where a poll can find it. Between the two, the size says a request waits that no poll can
-   * take yet. A dispatcher that meets such a place (poll() returns null with size() > 0) gives
-   * its permit back to the pool and looks again; the enqueuer, once it has offered, dispatches
-   * itself and finds that permit. For that wait to end, nothing between the reserve and the offer
-   * may run foreign code on the enqueuing thread: a victim's callback may release a permit, and
-   * the dispatch inside that release would spin, on this very thread, on the place only this
-   * thread can fill. So the victim is rejected only after the offer.
+   * it where a poll can find it, and the enqueuer then dispatches. Between the two, the size says
+   * a request waits that no poll can take yet. A dispatcher that meets such a place does not wait
+   * for it: see "The hand-over" below dispatch(). The victim of an eviction is still rejected
+   * only after the offer, so that its callback runs with the queue in order.
    */
 
   private void enqueue(Request r) {
@@ -310,11 +307,12 @@ final class Admission {
       }
       Request r = queue.poll();
       if (r == null) {
-        // A reserved place not yet offered (see "Reserve, then offer"): the permit goes back to
-        // the pool, where the offerer's dispatch looks, and we look again, in case our permit
-        // blocked that dispatch.
+        // A place counted in the size that no poll finds: reserved and not yet offered, or
+        // taken by a timeout or cancel not yet reported. See "The hand-over" below.
         credits.release(false);
-        Thread.onSpinWait();
+        if (!queue.mayHaveOffered()) {
+          return;
+        }
         continue;
       }
       cancelTimeout(r);
@@ -327,6 +325,26 @@ final class Admission {
       deliverAdmitted(r);
     }
   }
+
+  /*
+   * The hand-over. A dispatcher that holds a credit and polls null while the size is above zero
+   * has met a place no poll can take: reserved and not yet offered (its enqueuer is between
+   * reserve and offer, possibly stalled, possibly on this very thread inside a timer's schedule or
+   * a callback), or a request a timeout or cancel took that has not yet been reported. It does not
+   * wait for that place: it puts its credit into the pool (credits.release(false): the pool, where
+   * every look finds it, not its own cache), then reads the queue's bitmap, and leaves if no bit is
+   * set. It is the enqueuer's own dispatch, after its offer, that admits the request. No lost
+   * wake-up: the enqueuer offers (a CAS into the bucket, then the bit set by an atomic OR), then
+   * reads the credits in its dispatch; the dispatcher writes the pool, then reads the bit. These
+   * are volatile accesses in one total order, so at least one read sees the other's write: either
+   * the dispatcher sees the bit, and loops to take a credit and poll again (only because an offer
+   * landed: the poll that returned null cleared the bits of the buckets it found empty, so this
+   * is progress, not a spin on a stalled enqueuer), or the enqueuer's look comes after the credit
+   * was put down and finds it (or someone took it before, who then dispatches in turn). A place
+   * taken by a timeout or cancel needs no credit: its remover decrements the size. An enqueuer
+   * already dispatching on its thread returns at once from the inner dispatch(); its outer loop
+   * reads the size and the credits again before it stops, which is the same look.
+   */
 
   /** Takes a permit, if one is free; its credit comes from wherever {@link Credits} finds one. */
   private boolean tryAcquirePermit() {
