@@ -2,6 +2,7 @@ package dev.weir;
 
 import dev.weir.internal.BucketQueue;
 import dev.weir.internal.Credits;
+import dev.weir.internal.Watchlist;
 import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
@@ -50,6 +51,10 @@ final class Admission {
   final ShedderCounters counters = new ShedderCounters();
   /** The permits: the limit, the free credits, and the peak held; see {@link Credits}. */
   final Credits credits;
+  /** The held permits the watchdog sweeps; see {@link #watch}. */
+  private final Watchlist<Request> held = new Watchlist<>();
+  /** How long past its deadline a permit may be held before the watchdog reclaims it. */
+  final long watchdogGraceNanos;
   private final ThreadLocal<boolean[]> dispatching = ThreadLocal.withInitial(() -> new boolean[1]);
 
   // The knobs, written by the control tick and read by every admission.
@@ -61,8 +66,9 @@ final class Admission {
   private volatile boolean closed;
 
   Admission(Timer timer, long requestTimeoutNanos, long queueTimeoutNanos, int queueCapacity,
-      int initialLimit) {
+      int initialLimit, long watchdogGraceNanos) {
     this.timer = timer;
+    this.watchdogGraceNanos = Math.min(watchdogGraceNanos, MAX_TIMEOUT_NANOS);
     this.clock = timer.clock();
     this.requestTimeoutNanos = requestTimeoutNanos;
     this.queueTimeoutNanos = queueTimeoutNanos;
@@ -165,6 +171,7 @@ final class Admission {
       if (countImmediateAdmission(stripe, Priority.tier(level))) {
         r.timeAt(clock.nanoTime());
       }
+      watch(r);
       r.state = Request.ADMITTED;
       deliverAdmitted(r);
     } else if (level >= cut && !fillsShortQueue(level, cut, queue.size())) {
@@ -197,13 +204,10 @@ final class Admission {
   /*
    * Reserve, then offer. A request takes its place in two steps: queue.reserve() counts it in the
    * queue's size (or an eviction hands it the victim's counted place), then queue.offer() links
-   * it where a poll can find it. Between the two, the size says a request waits that no poll can
-   * take yet. A dispatcher that meets such a place (poll() returns null with size() > 0) gives
-   * its permit back to the pool and looks again; the enqueuer, once it has offered, dispatches
-   * itself and finds that permit. For that wait to end, nothing between the reserve and the offer
-   * may run foreign code on the enqueuing thread: a victim's callback may release a permit, and
-   * the dispatch inside that release would spin, on this very thread, on the place only this
-   * thread can fill. So the victim is rejected only after the offer.
+   * it where a poll can find it, and the enqueuer then dispatches. Between the two, the size says
+   * a request waits that no poll can take yet. A dispatcher that meets such a place does not wait
+   * for it: see "The hand-over" below dispatch(). The victim of an eviction is still rejected
+   * only after the offer, so that its callback runs with the queue in order.
    */
 
   private void enqueue(Request r) {
@@ -303,22 +307,44 @@ final class Admission {
       }
       Request r = queue.poll();
       if (r == null) {
-        // A reserved place not yet offered (see "Reserve, then offer"): the permit goes back to
-        // the pool, where the offerer's dispatch looks, and we look again, in case our permit
-        // blocked that dispatch.
+        // A place counted in the size that no poll finds: reserved and not yet offered, or
+        // taken by a timeout or cancel not yet reported. See "The hand-over" below.
         credits.release(false);
-        Thread.onSpinWait();
+        if (!queue.mayHaveOffered()) {
+          return;
+        }
         continue;
       }
       cancelTimeout(r);
       long now = clock.nanoTime();
       r.admittedNanos = now;
+      watch(r);
       r.state = Request.ADMITTED;
       counters.admittedFromQueue(counters.stripe(), Priority.tier(r.priority),
           now - r.arrivalNanos);
       deliverAdmitted(r);
     }
   }
+
+  /*
+   * The hand-over. A dispatcher that holds a credit and polls null while the size is above zero
+   * has met a place no poll can take: reserved and not yet offered (its enqueuer is between
+   * reserve and offer, possibly stalled, possibly on this very thread inside a timer's schedule or
+   * a callback), or a request a timeout or cancel took that has not yet been reported. It does not
+   * wait for that place: it puts its credit into the pool (credits.release(false): the pool, where
+   * every look finds it, not its own cache), then reads the queue's bitmap, and leaves if no bit is
+   * set. It is the enqueuer's own dispatch, after its offer, that admits the request. No lost
+   * wake-up: the enqueuer offers (a CAS into the bucket, then the bit set by an atomic OR), then
+   * reads the credits in its dispatch; the dispatcher writes the pool, then reads the bit. These
+   * are volatile accesses in one total order, so at least one read sees the other's write: either
+   * the dispatcher sees the bit, and loops to take a credit and poll again (only because an offer
+   * landed: the poll that returned null cleared the bits of the buckets it found empty, so this
+   * is progress, not a spin on a stalled enqueuer), or the enqueuer's look comes after the credit
+   * was put down and finds it (or someone took it before, who then dispatches in turn). A place
+   * taken by a timeout or cancel needs no credit: its remover decrements the size. An enqueuer
+   * already dispatching on its thread returns at once from the inner dispatch(); its outer loop
+   * reads the size and the credits again before it stops, which is the same look.
+   */
 
   /** Takes a permit, if one is free; its credit comes from wherever {@link Credits} finds one. */
   private boolean tryAcquirePermit() {
@@ -342,6 +368,9 @@ final class Admission {
 
   /** An admitted request's permit was released (it won the CAS to RELEASED). */
   void released(Request r, Outcome outcome) {
+    if (r.watchSlot >= 0) {
+      held.remove(r.watchSlot);
+    }
     int tier = Priority.tier(r.priority);
     int stripe = counters.stripe();
     counters.released(stripe, tier, outcome);
@@ -357,6 +386,101 @@ final class Admission {
       }
     }
     releasePermit();
+  }
+
+  // ----------------------------------------------------------------------------- watchdog
+
+  /*
+   * The watchdog. Every permit from submit() or acquire() that is still held at its deadline plus
+   * the grace is released by the shedder as DROPPED and counted RECLAIMED; the holder's later
+   * release() loses the CAS to RELEASED and returns false. So a stuck application costs its own
+   * requests, never the route. To cost the fast path no clock read, no allocation and no shared
+   * write, an admitted permit goes into a slot of the held-permit Watchlist (a CAS on its stripe's
+   * own line; the release empties it with one ordered store), and the control tick sweeps the
+   * table: a permit whose reclaim falls before the next tick gets a timer entry at that instant,
+   * so the reclaim is on time to the timer's tick, not the control interval's. A permit without
+   * times (admitted at once, unsampled) has its deadline stamped when a sweep first sees it,
+   * which is never early and at most one interval late. Only a permit whose stripe's slots are
+   * all taken has a timer entry of its own, from its admission; a deadline hook's entry stands in
+   * for it until the deadline and then schedules it again. The watchdog runs with the control
+   * tick and stops with it at close().
+   */
+
+  /** Registers an admitted request with the watchdog; before its state becomes ADMITTED. */
+  private void watch(Request r) {
+    int slot = held.add(r);
+    r.watchSlot = slot;
+    if (slot < 0) {
+      if (!r.timed) {
+        r.watchDeadline = clock.nanoTime() + r.timeoutNanos;
+        r.watchStamped = true;
+      }
+      r.timeout = timer.schedule(r, r.watchdogDueNanos());
+    }
+  }
+
+  /**
+   * Sweeps the held permits: reclaims those past their deadline plus the grace, and gives those
+   * due before {@code now + horizonNanos} (the next sweep) a timer entry at the instant. On the
+   * timer, by the control tick.
+   */
+  void sweepHeld(long now, long horizonNanos) {
+    Watchlist<Request> h = held;
+    for (int i = 0, n = h.length(); i < n; i++) {
+      Request r = h.get(i);
+      if (r == null || r.state != Request.ADMITTED) {
+        continue;
+      }
+      if (!r.timed && !r.watchStamped) {
+        // First seen now: admitted at or before now, so the deadline is at or before this one.
+        r.watchDeadline = now + r.timeoutNanos;
+        r.watchStamped = true;
+      }
+      long due = r.watchdogDueNanos();
+      if (due - now <= 0) {
+        reclaim(r);
+      } else if (due - now < horizonNanos) {
+        // Not kept: release does not cancel it; it finds the permit released and does nothing.
+        timer.schedule(r, due);
+      }
+    }
+  }
+
+  /** A timer entry of an admitted request ran at {@code now}: reclaims it if it is due. */
+  void watchdogFired(Request r, long now) {
+    if (!r.timed && !r.watchStamped) {
+      return;
+    }
+    long due = r.watchdogDueNanos();
+    if (due - now <= 0) {
+      reclaim(r);
+    } else if (r.watchSlot < 0) {
+      // The deadline hook's entry, or a late queue timer: the permit's own watchdog entry again.
+      scheduleWhileHeld(r, due);
+    }
+  }
+
+  /**
+   * Schedules {@code r} as its own timer task at {@code deadline}, as {@code r.timeout}, unless
+   * the permit is released meanwhile. The entry is written, then the state read; a release
+   * writes the state, then reads the entry to cancel it: one of the two sees the other's write.
+   */
+  void scheduleWhileHeld(Request r, long deadline) {
+    Timer.Timeout t = timer.schedule(r, deadline);
+    r.timeout = t;
+    if (r.state != Request.ADMITTED) {
+      t.cancel();
+    }
+  }
+
+  /** Releases a permit held past its deadline plus the grace, as DROPPED, if still held. */
+  void reclaim(Request r) {
+    if (closed || !r.cas(Request.ADMITTED, Request.RELEASED)) {
+      return;
+    }
+    cancelTimeout(r);
+    counters.reclaimed(Priority.tier(r.priority));
+    released(r, Outcome.DROPPED);
   }
 
   /** An admitted request's deadline hook claimed the overrun. */

@@ -65,9 +65,14 @@ public final class PidRejector implements Rejector {
   private final double[] distribution = new double[Priority.LEVELS];
   private double distributionTotal;
 
-  private double ratio;
-  private int cutoff = Priority.LEVELS;
-  private boolean shedding;
+  // The tick's working state, touched only by update(), and what it publishes for other threads
+  // (metrics scrapes, snapshots): volatile, written once at the end of each update.
+  private double ratioNow;
+  private int cutoffNow = Priority.LEVELS;
+  private boolean sheddingNow;
+  private volatile double ratio;
+  private volatile int cutoff = Priority.LEVELS;
+  private volatile boolean shedding;
   private long sheddingSinceNanos;
   private long lastEmptyNanos = Long.MIN_VALUE;
   private int emptyTicks;
@@ -131,13 +136,21 @@ public final class PidRejector implements Rejector {
 
   @Override
   public int update(ControlWindow w) {
+    int c = compute(w);
+    ratio = ratioNow;
+    shedding = sheddingNow;
+    cutoff = c;
+    return c;
+  }
+
+  private int compute(ControlWindow w) {
     long now = w.nowNanos();
     updateDistribution(w.levelArrivals());
     // A queue that stands while the limit is still climbing steeply (a cold start) is waiting for
     // capacity the limit is about to grant, not for capacity the service lacks.
     boolean limitClimbing = w.limit() > 1.25 * lastLimit;
     lastLimit = w.limit();
-    if (lastEmptyNanos == Long.MIN_VALUE || w.queueEmptied() || limitClimbing && !shedding) {
+    if (lastEmptyNanos == Long.MIN_VALUE || w.queueEmptied() || limitClimbing && !sheddingNow) {
       lastEmptyNanos = now;
     }
     emptyTicks = w.queueEmptied() && w.queueLength() == 0 ? emptyTicks + 1 : 0;
@@ -153,29 +166,29 @@ public final class PidRejector implements Rejector {
     accTimeouts += w.queueTimeouts();
     accEmptiedTicks += w.queueEmptied() ? 1 : 0;
 
-    if (!shedding) {
+    if (!sheddingNow) {
       if (!standingQueue) {
         clearAccumulators();
-        return cutoff = Priority.LEVELS;
+        return cutoffNow = Priority.LEVELS;
       }
-      shedding = true;
+      sheddingNow = true;
       sheddingSinceNanos = now;
     }
 
     if (emptyTicks >= 3) {
       // The queue has stayed empty: back off gently, so a brief lull does not reopen the door.
-      ratio = Math.max(0, ratio * (1 - decay) - decay / 10);
+      ratioNow = Math.max(0, ratioNow * (1 - decay) - decay / 10);
       clearAccumulators();
-      if (ratio == 0) {
-        shedding = false;
+      if (ratioNow == 0) {
+        sheddingNow = false;
         recentTimeouts = 0;
-        return cutoff = Priority.LEVELS;
+        return cutoffNow = Priority.LEVELS;
       }
-      return cutoff = cutoffFor(ratio);
+      return cutoffNow = cutoffFor(ratioNow);
     }
 
     if (accArrivals < minArrivals) {
-      return cutoff;
+      return cutoffNow;
     }
     double arrivals = accArrivals;
     double excess = (accEnqueued - accDequeued) / arrivals;
@@ -207,10 +220,10 @@ public final class PidRejector implements Rejector {
     double late = timeouts / arrivals;
     // A queue that emptied while the door was shedding left permits idle that the shed requests
     // could have used: lean toward admitting. The bound evicts what this lets in too much.
-    ratio = clamp(ratio + kp * excess + ki * backlog + LATE_GAIN * late
+    ratioNow = clamp(ratioNow + kp * excess + ki * backlog + LATE_GAIN * late
         - EMPTIED_STEP * accEmptiedTicks);
     clearAccumulators();
-    return cutoff = cutoffFor(ratio);
+    return cutoffNow = cutoffFor(ratioNow);
   }
 
   private void clearAccumulators() {

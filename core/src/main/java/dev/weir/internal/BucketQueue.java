@@ -86,6 +86,16 @@ public final class BucketQueue<E extends BucketQueue.Node> {
     return size.get();
   }
 
+  /**
+   * Whether some bucket's bit is set: an element may be offered, or a bucket's emptiness is yet to
+   * be noticed. False only if every bit was clear at the read, so a {@link #poll()} that returned
+   * null followed by this returning true means an offer landed (or a bit was re-set for one) since
+   * that poll began; one that sees false ran before the bit of any offer still to come.
+   */
+  public boolean mayHaveOffered() {
+    return firstLevel() >= 0;
+  }
+
   /** Reserves a place for an {@link #offer}, if fewer than {@code capacity} are taken. */
   public boolean reserve(int capacity) {
     for (;;) {

@@ -33,12 +33,19 @@ public final class WheelTimer implements Timer, AutoCloseable {
   private final AtomicReference<Entry> incoming = new AtomicReference<>();
   private final Thread thread;
   private final long start;
+  /** False for the shared instance, which serves every shedder in the JVM. */
+  private final boolean closeable;
   private volatile boolean sleeping;
   private volatile boolean stopped;
   private long tick;
   private int pending;
 
   WheelTimer(String threadName, long tickNanos, int wheelSize) {
+    this(threadName, tickNanos, wheelSize, true);
+  }
+
+  private WheelTimer(String threadName, long tickNanos, int wheelSize, boolean closeable) {
+    this.closeable = closeable;
     if (Integer.bitCount(wheelSize) != 1) {
       throw new IllegalArgumentException("wheelSize must be a power of two, was " + wheelSize);
     }
@@ -53,11 +60,14 @@ public final class WheelTimer implements Timer, AutoCloseable {
 
   private static final class Shared {
     static final WheelTimer INSTANCE =
-        new WheelTimer("weir-timer", TimeUnit.MILLISECONDS.toNanos(1), 1024);
+        new WheelTimer("weir-timer", TimeUnit.MILLISECONDS.toNanos(1), 1024, false);
   }
 
-  /** The process-wide timer: 1 ms ticks, one daemon thread named {@code weir-timer}. */
-  public static WheelTimer shared() {
+  /**
+   * The process-wide timer: 1 ms ticks, one daemon thread named {@code weir-timer}. It cannot be
+   * closed: it serves every shedder in the JVM, and {@link #close()} on it throws.
+   */
+  public static Timer shared() {
     return Shared.INSTANCE;
   }
 
@@ -80,9 +90,18 @@ public final class WheelTimer implements Timer, AutoCloseable {
     return e;
   }
 
-  /** Stops the timer thread; tasks not yet run never run. */
+  /**
+   * Stops the timer thread; tasks not yet run never run.
+   *
+   * @throws UnsupportedOperationException on the {@linkplain #shared() shared} timer, whose
+   *     closing would stop every shedder in the JVM
+   */
   @Override
   public void close() {
+    if (!closeable) {
+      throw new UnsupportedOperationException(
+          "the shared timer serves every shedder in the JVM and cannot be closed");
+    }
     stopped = true;
     LockSupport.unpark(thread);
   }
@@ -161,7 +180,9 @@ public final class WheelTimer implements Timer, AutoCloseable {
         remove = true;
         if (STATE.compareAndSet(e, PENDING, EXPIRED)) {
           try {
-            e.task.run();
+            Runnable task = e.task;
+            e.task = null;
+            task.run();
           } catch (Throwable ex) {
             LOG.log(Level.WARNING, "timer task failed", ex);
           }
@@ -193,7 +214,13 @@ public final class WheelTimer implements Timer, AutoCloseable {
   }
 
   private static final class Entry implements Timeout {
-    final Runnable task;
+    /**
+     * Dropped once the entry is cancelled or run: a cancelled entry stays in its wheel slot until
+     * the wheel passes it, up to a turn (or many, for a far deadline), and must not keep the task,
+     * a request and whatever the request holds, alive that long. Written only by the party that
+     * won the CAS on {@link #state}, so the timer never reads it after a cancel.
+     */
+    Runnable task;
     final long deadline;
     volatile int state;
     Entry nextIncoming;
@@ -207,7 +234,11 @@ public final class WheelTimer implements Timer, AutoCloseable {
 
     @Override
     public boolean cancel() {
-      return STATE.compareAndSet(this, PENDING, CANCELLED);
+      if (!STATE.compareAndSet(this, PENDING, CANCELLED)) {
+        return false;
+      }
+      task = null;
+      return true;
     }
   }
 }
