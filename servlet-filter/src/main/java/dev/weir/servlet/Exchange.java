@@ -208,26 +208,53 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       throws IOException, ServletException {
     Permit p = permit;
     request.setAttribute(WeirFilter.PERMIT_ATTRIBUTE, p);
-    if (filter.boundedResponseTime()) {
-      new BoundedRun(filter, request, response, p).run(chain);
-      return;
-    }
+    HttpServletRequest in = BodyGuard.wrap(request, p, filter.bodyReadTimeoutNanos(shedder));
     try {
-      chain.doFilter(request, response);
-    } catch (IOException | ServletException | RuntimeException | Error e) {
-      p.release(Outcome.ERROR);
-      throw e;
+      if (filter.boundedResponseTime()) {
+        try {
+          new BoundedRun(filter, in, response, p).run(chain);
+        } catch (IOException | ServletException | RuntimeException | Error e) {
+          p.release(Outcome.ERROR); // BoundedRun released already; a second release is ignored
+          throw e;
+        }
+        return;
+      }
+      try {
+        chain.doFilter(in, response);
+      } catch (IOException | ServletException | RuntimeException | Error e) {
+        p.release(Outcome.ERROR);
+        throw e;
+      }
+      releaseWhenDone(request, response, p);
+    } finally {
+      BodyGuard.end(in);
     }
-    releaseWhenDone(request, response, p);
   }
 
-  /** Releases now, or when the application's own async cycle ends. */
-  static void releaseWhenDone(HttpServletRequest request, HttpServletResponse response,
+  /**
+   * Releases now, or when the application's own async cycle ends.
+   *
+   * @return true if a listener will release the permit, false if it was released here
+   */
+  static boolean releaseWhenDone(HttpServletRequest request, HttpServletResponse response,
       Permit p) {
-    if (request.isAsyncStarted()) {
-      request.getAsyncContext().addListener(new Completion(p, response));
-    } else {
-      p.release(outcomeOf(response.getStatus()));
+    if (request.isAsyncStarted() && follow(request, new Completion(p, response))) {
+      return true;
+    }
+    p.release(outcomeOf(response.getStatus()));
+    return false;
+  }
+
+  /**
+   * Adds {@code listener} to the application's async cycle; false if the cycle ended meanwhile
+   * (the caller then releases the permit itself).
+   */
+  static boolean follow(HttpServletRequest request, AsyncListener listener) {
+    try {
+      request.getAsyncContext().addListener(listener);
+      return true;
+    } catch (IllegalStateException e) {
+      return false; // completed or dispatched between isAsyncStarted() and here
     }
   }
 
