@@ -63,8 +63,16 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     this.body = new CappedBuffer(maxBufferedBytes);
   }
 
-  /** Claims the response for the application's answer (true if it streams already). */
+  /**
+   * Claims the response for the application's answer (true if it streams already). The writer is
+   * flushed first, so that text past the cap still streams.
+   */
   boolean finish() {
+    synchronized (this) {
+      if (writer != null && !discard) {
+        writer.flush();
+      }
+    }
     return state.compareAndSet(OPEN, FINISHED) || state.get() == STREAMING;
   }
 
@@ -243,17 +251,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setDateHeader(String name, long date) {
-    setHeader(name, httpDate(date));
+    setHeader(name, ResponseText.httpDate(date));
   }
 
   @Override
   public void addDateHeader(String name, long date) {
-    addHeader(name, httpDate(date));
-  }
-
-  private static String httpDate(long millis) {
-    return java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
-        java.time.Instant.ofEpochMilli(millis).atZone(java.time.ZoneOffset.UTC));
+    addHeader(name, ResponseText.httpDate(date));
   }
 
   @Override
@@ -326,22 +329,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     if (charset != null) {
       return charset;
     }
-    String fromType = charsetOf(contentType);
+    String fromType = ResponseText.charsetOf(contentType);
     return fromType != null ? fromType : StandardCharsets.ISO_8859_1.name();
-  }
-
-  private static String charsetOf(String type) {
-    if (type == null) {
-      return null;
-    }
-    int i = type.toLowerCase(Locale.ROOT).indexOf("charset=");
-    if (i < 0) {
-      return null;
-    }
-    String cs = type.substring(i + 8).trim();
-    int semi = cs.indexOf(';');
-    cs = semi < 0 ? cs : cs.substring(0, semi).trim();
-    return cs.replace("\"", "");
   }
 
   @Override
