@@ -334,4 +334,39 @@ class FaultsHttpTest {
       assertEquals(0, shedder.snapshot().total(Snapshot.Counter.CANCELLED));
     }
   }
+
+  /**
+   * Item 2: asynchronous cycles that never complete (timeout 0, never completed), in both modes:
+   * past the deadline plus the grace their permits are released as DROPPED and the route
+   * recovers.
+   */
+  @Test
+  void neverCompletedAsyncCyclesDoNotHoldTheRoute() throws Exception {
+    for (boolean bounded : new boolean[] {false, true}) {
+      WeirFilter filter = WeirFilter.builder().boundedResponseTime(bounded)
+          .shedder(LoadShedder.builder().limit(() -> Limits.fixed(4)).rejector(Rejectors::none)
+              .requestTimeout(Duration.ofMillis(300)).queueTimeout(Duration.ofMillis(100)))
+          .build();
+      try (TestServer s = TestServer.with(filter).servlet("/stuck", servlet((req, res) -> {
+        if (req.getHeader("X-Stuck") != null) {
+          req.startAsync().setTimeout(0); // and never completed
+        } else {
+          res.getWriter().print("ok");
+        }
+      })).start()) {
+        for (int i = 0; i < 4; i++) {
+          jetty.newRequest(s.uri("/stuck")).headers(h -> h.put("X-Stuck", "1"))
+              .timeout(1, TimeUnit.SECONDS).send(result -> { });
+        }
+        await(() -> filter.shedders().get("GET /stuck") != null
+            && filter.shedders().get("GET /stuck").inflight() == 4, WAIT,
+            () -> "not stuck: " + filter.snapshots());
+        await(() -> filter.shedders().get("GET /stuck").inflight() == 0, WAIT,
+            () -> "stuck for good: " + filter.snapshots());
+        assertEquals(200, get(s, "/stuck").statusCode());
+        assertDrained(filter);
+        assertEquals(4, filter.snapshots().get("GET /stuck").total(Snapshot.Counter.DROPPED));
+      }
+    }
+  }
 }
