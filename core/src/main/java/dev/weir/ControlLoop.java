@@ -87,6 +87,8 @@ final class ControlLoop {
     }
     try {
       long now = admission.clock.nanoTime();
+      // The watchdog first, so that this window counts what it reclaims.
+      admission.sweepHeld(now, intervalNanos);
       fillWindow(now);
       int newLimit = limit.update(window);
       int max = limit.maxLimit();

@@ -25,7 +25,10 @@ import java.util.function.Supplier;
  * Permit#release releases} its permit with its outcome; its latency is the {@link Limit}'s sample.
  *
  * <p><b>Guarantees.</b> Every submitted request's callback hears exactly once. A permit is counted
- * exactly once however often it is released. All methods are thread-safe and none blocks except
+ * exactly once however often it is released. A permit still held at its deadline plus the {@link
+ * Builder#watchdogGrace watchdog's grace} is released by the shedder as {@link Outcome#DROPPED}
+ * and counted {@link Snapshot.Counter#RECLAIMED}; its holder's later release returns false. So a
+ * stuck application costs its own requests, never the route. All methods are thread-safe and none blocks except
  * {@link #acquire}.
  *
  * <p><b>Control.</b> Every {@code controlInterval}, on the timer, the shedder hands what it
@@ -54,8 +57,9 @@ public final class LoadShedder implements AutoCloseable {
     this.queueTimeoutNanos = Builder.queueTimeoutNanos(b);
     this.limitController = Builder.limitOf(b);
     this.rejector = Builder.rejectorOf(b);
+    long grace = b.watchdogGrace != null ? b.watchdogGrace.toNanos() : requestTimeoutNanos;
     this.admission = new Admission(timer, requestTimeoutNanos, queueTimeoutNanos,
-        b.queueCapacity, limitController.initialLimit());
+        b.queueCapacity, limitController.initialLimit(), grace);
     this.control = new ControlLoop(name, admission, limitController, rejector, b.queueCapacity,
         requestTimeoutNanos, queueTimeoutNanos, b.controlInterval.toNanos());
     control.start();
@@ -119,7 +123,9 @@ public final class LoadShedder implements AutoCloseable {
    * Admits at once, without a request object, if the shedder is open, nothing is queued and a
    * permit is free, counting what an immediate admission counts, and returns an entry for {@link
    * #exit}; otherwise returns {@link #NOT_ADMITTED} and counts nothing. Not public: nothing checks
-   * that each entry is exited exactly once, and one exited twice breaks the limit for good.
+   * that each entry is exited exactly once, and one exited twice breaks the limit for good. The
+   * watchdog does not watch entries: an entry has no object to reclaim by, and reclaiming one would
+   * make its {@link #exit} a second release; a test that never exits an entry holds its credit.
    * Applications use {@link #submit} or {@link #acquire}, whose permits count one release only.
    *
    * @throws IllegalArgumentException if {@code priority} is not a valid packed priority
@@ -254,6 +260,7 @@ public final class LoadShedder implements AutoCloseable {
     private Duration queueTimeout;
     private int queueCapacity = DEFAULT_QUEUE_CAPACITY;
     private Duration controlInterval = DEFAULT_CONTROL_INTERVAL;
+    private Duration watchdogGrace;
     private Supplier<? extends Limit> limit = Limits::adaptive;
     private Supplier<? extends Rejector> rejector = Rejectors::adaptive;
 
@@ -268,6 +275,7 @@ public final class LoadShedder implements AutoCloseable {
       b.queueTimeout = queueTimeout;
       b.queueCapacity = queueCapacity;
       b.controlInterval = controlInterval;
+      b.watchdogGrace = watchdogGrace;
       b.limit = limit;
       b.rejector = rejector;
       return b;
@@ -313,6 +321,19 @@ public final class LoadShedder implements AutoCloseable {
      */
     public Builder queueCapacity(int queueCapacity) {
       this.queueCapacity = Check.atLeast("queueCapacity", queueCapacity, 1);
+      return this;
+    }
+
+    /**
+     * How long past its deadline (arrival plus request timeout) a permit may stay held before the
+     * shedder's watchdog releases it as {@link Outcome#DROPPED} and counts it {@link
+     * Snapshot.Counter#RECLAIMED}. Default: the request timeout, so a permit is reclaimed at twice
+     * its request's timeout: a grace on the route's own timescale, where a fixed one would be too
+     * short for a slow route and needlessly long for a fast one. Zero or positive. The watchdog
+     * sweeps on the control tick and stops when the shedder is closed.
+     */
+    public Builder watchdogGrace(Duration watchdogGrace) {
+      this.watchdogGrace = Check.notNegative("watchdogGrace", watchdogGrace);
       return this;
     }
 

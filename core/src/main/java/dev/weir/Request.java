@@ -18,6 +18,10 @@ import java.util.concurrent.locks.LockSupport;
  *      │       └──► REJECTED                   (queue timeout, cancel, shutdown)
  *      └──► REJECTED                           (shed, queue full, closed)
  * </pre>
+ *
+ * <p>ADMITTED to RELEASED is won either by the holder's {@link #release} or by the shedder's
+ * watchdog, which reclaims a permit still held at its deadline plus the grace ({@link
+ * Admission#reclaim}); the loser's call does nothing.
  */
 final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   static final int PENDING = 0;
@@ -29,12 +33,14 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   private static final VarHandle STATE;
   private static final VarHandle HOOK_FIRED;
+  private static final VarHandle HOOK;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       STATE = l.findVarHandle(Request.class, "state", int.class);
       HOOK_FIRED = l.findVarHandle(Request.class, "hookFired", int.class);
+      HOOK = l.findVarHandle(Request.class, "deadlineHook", Runnable.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -64,6 +70,19 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   volatile Timer.Timeout timeout;
   volatile Runnable deadlineHook;
   volatile int hookFired;
+  /**
+   * The permit's slot in the shedder's {@link dev.weir.internal.Watchlist}, or -1 if it has a
+   * watchdog timer entry of its own instead. Written before the state becomes ADMITTED, so whoever
+   * sees ADMITTED sees it.
+   */
+  int watchSlot = -1;
+  /**
+   * The deadline the watchdog counts its grace from, for a request without times (admitted on the
+   * fast path unsampled): stamped once, by the admitting thread before it publishes the request or
+   * by the control tick's sweep on the timer thread, never both. A timed request uses its arrival.
+   */
+  long watchDeadline;
+  boolean watchStamped;
 
   Request(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
       AdmissionCallback callback, Thread waiter) {
@@ -148,15 +167,30 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     if (hook == null) {
       throw new NullPointerException("hook");
     }
-    if (deadlineHook != null || state != ADMITTED) {
+    // One CAS decides the hook: a second call, concurrent or later, changes nothing.
+    if (state != ADMITTED || !HOOK.compareAndSet(this, null, hook)) {
       return;
     }
     if (!timed) {
       // Admitted on the fast path unsampled, a moment ago: the deadline counts from now.
       timeAt(admission.clock.nanoTime());
     }
-    deadlineHook = hook;
-    timeout = admission.timer.schedule(this, deadlineNanos());
+    // A permit without a watchlist slot has a watchdog entry; the deadline's entry replaces it,
+    // and run() schedules the watchdog again once the deadline has passed.
+    Timer.Timeout old = timeout;
+    if (old != null) {
+      old.cancel();
+    }
+    admission.scheduleWhileHeld(this, deadlineNanos());
+  }
+
+  /**
+   * When the watchdog reclaims this permit if it is still held: its deadline plus the shedder's
+   * grace. For a request without times, the deadline stamped in {@link #watchDeadline}.
+   */
+  long watchdogDueNanos() {
+    long deadline = timed ? arrivalNanos + timeoutNanos : watchDeadline;
+    return deadline + admission.watchdogGraceNanos;
   }
 
   @Override
@@ -191,12 +225,14 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
         admission.leftQueue(this, RejectReason.QUEUE_TIMEOUT);
       }
     } else if (s == ADMITTED) {
+      long now = admission.clock.nanoTime();
       Runnable hook = deadlineHook;
       // A late-firing queue timer also lands here; only a passed deadline may fire the hook.
-      if (hook != null && admission.clock.nanoTime() - deadlineNanos() >= 0 && claimOverrun()) {
+      if (hook != null && now - deadlineNanos() >= 0 && claimOverrun()) {
         admission.deadlinePassed(this);
         hook.run();
       }
+      admission.watchdogFired(this, now);
     }
   }
 

@@ -91,6 +91,11 @@ final class ShedderCounters {
     counters.add(stripe, slot(Snapshot.Counter.DEADLINE_MISSED, tier), 1);
   }
 
+  /** The watchdog reclaimed a permit of {@code tier} (its release counts DROPPED besides). */
+  void reclaimed(int tier) {
+    counters.increment(slot(Snapshot.Counter.RECLAIMED, tier));
+  }
+
   /** {@link #deadlineMissed(int, int)} on the calling thread's stripe. */
   void deadlineMissed(int tier) {
     counters.increment(slot(Snapshot.Counter.DEADLINE_MISSED, tier));

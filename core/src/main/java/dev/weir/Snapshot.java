@@ -50,8 +50,14 @@ public final class Snapshot {
     SUCCEEDED,
     /** Permits released as {@link Outcome#ERROR}. */
     FAILED,
-    /** Permits released as {@link Outcome#DROPPED}. */
-    DROPPED;
+    /** Permits released as {@link Outcome#DROPPED}, including those the watchdog reclaimed. */
+    DROPPED,
+    /**
+     * Permits still held at their deadline plus the watchdog's grace, which the shedder released
+     * as {@link Outcome#DROPPED} (so each is counted in {@link #DROPPED} too). See {@link
+     * LoadShedder.Builder#watchdogGrace}.
+     */
+    RECLAIMED;
 
     static Counter of(RejectReason reason) {
       switch (reason) {

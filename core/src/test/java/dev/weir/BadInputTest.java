@@ -424,6 +424,8 @@ class BadInputTest {
         .requestTimeout(Duration.ofSeconds(1))
         .queueTimeout(Duration.ofSeconds(1))
         .controlInterval(Duration.ofDays(100)) // a few control ticks, not a year's worth
+        // The holder keeps its permit for a year: not the watchdog's test.
+        .watchdogGrace(Duration.ofDays(1000))
         .build();
     Recorder holder = new Recorder();
     s.submit(0, holder);

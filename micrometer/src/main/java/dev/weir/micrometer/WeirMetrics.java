@@ -27,7 +27,7 @@ import java.util.concurrent.TimeUnit;
  *   <tr><td>weir.overloaded</td><td>gauge (0 or 1)</td><td></td></tr>
  *   <tr><td>weir.requests</td><td>counter</td><td>tier, outcome (admitted, shed, queue_full,
  *       queue_timeout, shutting_down, cancelled, deadline_missed, succeeded, failed,
- *       dropped)</td></tr>
+ *       dropped, reclaimed)</td></tr>
  *   <tr><td>weir.queue.wait</td><td>function timer (count and total of admitted requests' queue
  *       waits)</td><td>tier</td></tr>
  * </table>
