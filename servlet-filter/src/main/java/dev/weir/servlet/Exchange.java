@@ -342,18 +342,14 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   /**
    * Follows an application's own async cycles and releases the permit at their end. A cycle that
-   * never ends (timeout 0, never completed, a client gone that the container does not report)
-   * would hold the permit for ever: past the request's deadline plus {@link #STUCK_GRACE_NANOS}
-   * the permit is released as {@code DROPPED}, so a stuck application costs only its own
-   * requests. The async context is left alone: it belongs to the application.
+   * never ends (timeout 0, never completed, a client gone that the container does not report) is
+   * bounded by the shedder's watchdog, which reclaims the permit as {@code DROPPED} past the
+   * deadline plus its grace; the async context is left alone, as it belongs to the application.
    */
   static final class Completion implements AsyncListener {
-    static final long STUCK_GRACE_NANOS = TimeUnit.SECONDS.toNanos(5);
-    private static final long MAX_WAIT_NANOS = TimeUnit.DAYS.toNanos(365);
     private final Permit permit;
     private final HttpServletResponse response;
     private final Outcome forced;
-    private final dev.weir.Timer.Timeout stuck;
 
     Completion(Permit permit, HttpServletResponse response) {
       this(permit, response, null);
@@ -363,21 +359,9 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       this.permit = permit;
       this.response = response;
       this.forced = forced;
-      dev.weir.Timer timer = dev.weir.Timer.system();
-      long left = permit.deadlineNanos() - timer.clock().nanoTime(); // system clock in a filter
-      long wait = Math.min(MAX_WAIT_NANOS, Math.max(0, left) + STUCK_GRACE_NANOS);
-      this.stuck = timer.schedule(this::stuck, timer.clock().nanoTime() + wait);
-    }
-
-    private void stuck() {
-      if (permit.release(Outcome.DROPPED)) {
-        LOG.warning("an async cycle was still open " + STUCK_GRACE_NANOS / 1_000_000_000L
-            + "s past its deadline; its permit is released as DROPPED");
-      }
     }
 
     private void release(Outcome outcome) {
-      stuck.cancel();
       permit.release(outcome);
     }
 

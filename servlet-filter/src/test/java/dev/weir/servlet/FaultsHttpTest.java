@@ -337,8 +337,8 @@ class FaultsHttpTest {
 
   /**
    * Item 2: asynchronous cycles that never complete (timeout 0, never completed), in both modes:
-   * past the deadline plus the grace their permits are released as DROPPED and the route
-   * recovers.
+   * the shedder's watchdog reclaims their permits as DROPPED past the deadline plus its grace,
+   * and the route recovers.
    */
   @Test
   void neverCompletedAsyncCyclesDoNotHoldTheRoute() throws Exception {
@@ -366,6 +366,7 @@ class FaultsHttpTest {
         assertEquals(200, get(s, "/stuck").statusCode());
         assertDrained(filter);
         assertEquals(4, filter.snapshots().get("GET /stuck").total(Snapshot.Counter.DROPPED));
+        assertEquals(4, filter.snapshots().get("GET /stuck").total(Snapshot.Counter.RECLAIMED));
       }
     }
   }
