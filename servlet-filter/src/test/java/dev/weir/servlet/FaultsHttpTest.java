@@ -283,8 +283,11 @@ class FaultsHttpTest {
       assertEquals("5", r.body());
       assertTrue(tookMs < 5_000, "served after " + tookMs + "ms");
       assertTrue(ticks.get() < 20, "served only once the dribbling stopped");
-      Snapshot snap = filter.snapshots().get("POST /upload");
-      assertEquals(4, snap.total(Snapshot.Counter.DROPPED), snap.toString());
+      assertTrue(filter.snapshots().get("POST /upload").total(Snapshot.Counter.DROPPED) >= 1);
+      // Every slow upload's permit is dropped by its guard, while the clients still dribble.
+      await(() -> filter.snapshots().get("POST /upload").total(Snapshot.Counter.DROPPED) == 4,
+          WAIT, () -> "not dropped: " + filter.snapshots());
+      assertTrue(ticks.get() < 20, "dropped only once the dribbling stopped");
       bodies.forEach(b -> b.fail(new Exception("test over")));
       assertDrained(filter);
     } finally {
