@@ -36,42 +36,54 @@ final class BoundedRun {
     this.request = request;
     this.response = response;
     this.permit = permit;
-    this.buffered = new BufferedResponse(response);
+    this.buffered = new BufferedResponse(response, filter.settings().maxBufferedBytes);
   }
 
+  /**
+   * Runs the chain and answers. The permit is released exactly once on every path: here, in the
+   * {@code finally}, unless an async listener took it over; a response that cannot be written
+   * (the client reset) is released as {@code ERROR} and the exception goes on to the container.
+   */
   void run(FilterChain chain) throws IOException, ServletException {
-    permit.onDeadline(this::deadlinePassed);
-    Throwable failure = null;
+    Outcome outcome = Outcome.ERROR;
+    boolean handedOff = false; // an async listener releases the permit
     try {
-      chain.doFilter(request, buffered);
-    } catch (IOException | ServletException | RuntimeException | Error e) {
-      failure = e;
-    }
-    if (buffered.finish()) {
+      permit.onDeadline(this::deadlinePassed);
+      Throwable failure = null;
+      try {
+        chain.doFilter(request, buffered);
+      } catch (IOException | ServletException | RuntimeException | Error e) {
+        failure = e;
+      }
+      if (buffered.finish()) {
+        if (failure != null) {
+          rethrow(failure);
+        }
+        if (request.isAsyncStarted()) {
+          // The application went async: what it wrote so far goes out, the rest streams through.
+          buffered.passThrough();
+          handedOff = Exchange.releaseWhenDone(request, response, permit);
+        } else {
+          int status = buffered.getStatus();
+          buffered.commit();
+          outcome = Exchange.outcomeOf(status);
+        }
+        return;
+      }
+      // The deadline answer won. Let it finish before the response goes back to the container.
+      awaitAnswer();
       if (failure != null) {
-        permit.release(Outcome.ERROR);
-        rethrow(failure);
+        LOG.log(Level.FINE, "application failed after its deadline answer", failure);
       }
+      outcome = Outcome.DROPPED; // held until now: the application's thread was busy
       if (request.isAsyncStarted()) {
-        // The application went async: what it wrote so far goes out, the rest streams through.
-        buffered.passThrough();
-        Exchange.releaseWhenDone(request, response, permit);
-      } else {
-        buffered.commit();
-        permit.release(Exchange.outcomeOf(buffered.getStatus()));
+        handedOff = Exchange.follow(request, new Exchange.Completion(permit, response,
+            Outcome.DROPPED));
       }
-      return;
-    }
-    // The deadline answer won. Let it finish before the response goes back to the container.
-    awaitAnswer();
-    if (failure != null) {
-      LOG.log(Level.FINE, "application failed after its deadline answer", failure);
-    }
-    if (request.isAsyncStarted()) {
-      request.getAsyncContext().addListener(
-          new Exchange.Completion(permit, response, Outcome.DROPPED));
-    } else {
-      permit.release(Outcome.DROPPED); // held until now: the application's thread was busy
+    } finally {
+      if (!handedOff) {
+        permit.release(outcome);
+      }
     }
   }
 

@@ -5,7 +5,6 @@ import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.Cookie;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
@@ -28,17 +27,23 @@ import java.util.concurrent.atomic.AtomicInteger;
  * every later change is dropped: the application may go on writing, into nothing. All state is
  * guarded by {@code this}, because the deadline may expire the response while the application
  * writes to it.
+ *
+ * <p>The body is kept up to a cap ({@link CappedBuffer}). A write that would pass it claims the
+ * response for the application as {@code finish()} does (unless the deadline won), sends the head
+ * and the buffered bytes, and streams everything after: memory stays bounded and the client gets
+ * the whole answer, which the deadline can then no longer replace.
  */
 final class BufferedResponse extends HttpServletResponseWrapper {
   private static final int OPEN = 0;
   private static final int FINISHED = 1;
   private static final int EXPIRED = 2;
+  private static final int STREAMING = 3;
 
   private final AtomicInteger state = new AtomicInteger(OPEN);
   private final HttpServletResponse real;
   private final Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
   private final List<Cookie> cookies = new ArrayList<>();
-  private final ByteArrayOutputStream body = new ByteArrayOutputStream();
+  private final CappedBuffer body;
   private final Out out = new Out();
   private boolean discard;
   private boolean through;
@@ -50,15 +55,46 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private String charset;
   private Locale locale;
   private PrintWriter writer;
+  private long contentLength = -1;
 
-  BufferedResponse(HttpServletResponse real) {
+  BufferedResponse(HttpServletResponse real, int maxBufferedBytes) {
     super(real);
     this.real = real;
+    this.body = new CappedBuffer(maxBufferedBytes);
   }
 
-  /** Claims the response for the application's answer. */
+  /**
+   * Claims the response for the application's answer (true if it streams already). The writer is
+   * flushed first, so that text past the cap still streams.
+   */
   boolean finish() {
-    return state.compareAndSet(OPEN, FINISHED);
+    synchronized (this) {
+      if (writer != null && !discard) {
+        writer.flush();
+      }
+    }
+    return state.compareAndSet(OPEN, FINISHED) || state.get() == STREAMING;
+  }
+
+  /** The memory the buffered body takes now (at least its size): for tests. */
+  synchronized int bufferedMemory() {
+    return body.capacity();
+  }
+
+  /** Past the cap: the application's answer streams from here, unless the deadline won. */
+  private boolean stream() throws IOException {
+    if (!state.compareAndSet(OPEN, STREAMING)) {
+      return state.get() == STREAMING && through;
+    }
+    if (contentLength >= 0) {
+      real.setContentLengthLong(contentLength);
+    }
+    // Not flushing the writer: this write is its flush, and its bytes follow the buffered ones.
+    copyHead(false);
+    body.writeTo(real.getOutputStream());
+    body.reset();
+    through = true;
+    return true;
   }
 
   /** Claims the response for the deadline answer; the application's output is dropped. */
@@ -74,7 +110,13 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   /** Copies what the application did onto the container's response. Call after finish(). */
   synchronized void commit() throws IOException {
-    copyHead();
+    if (through) {
+      if (writer != null) {
+        writer.flush(); // streaming since the cap: the container completes the rest
+      }
+      return;
+    }
+    copyHead(true);
     if (redirect != null) {
       real.sendRedirect(redirect);
     } else if (error) {
@@ -89,15 +131,18 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   /** Copies what was done so far, then lets everything through. Call after finish(). */
   synchronized void passThrough() throws IOException {
-    copyHead();
+    if (through) {
+      return;
+    }
+    copyHead(true);
     if (body.size() > 0) {
       body.writeTo(real.getOutputStream());
     }
     through = true;
   }
 
-  private void copyHead() {
-    if (writer != null) {
+  private void copyHead(boolean flushWriter) {
+    if (flushWriter && writer != null) {
       writer.flush();
     }
     if (locale != null) {
@@ -206,17 +251,12 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setDateHeader(String name, long date) {
-    setHeader(name, httpDate(date));
+    setHeader(name, ResponseText.httpDate(date));
   }
 
   @Override
   public void addDateHeader(String name, long date) {
-    addHeader(name, httpDate(date));
-  }
-
-  private static String httpDate(long millis) {
-    return java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME.format(
-        java.time.Instant.ofEpochMilli(millis).atZone(java.time.ZoneOffset.UTC));
+    addHeader(name, ResponseText.httpDate(date));
   }
 
   @Override
@@ -289,22 +329,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     if (charset != null) {
       return charset;
     }
-    String fromType = charsetOf(contentType);
+    String fromType = ResponseText.charsetOf(contentType);
     return fromType != null ? fromType : StandardCharsets.ISO_8859_1.name();
-  }
-
-  private static String charsetOf(String type) {
-    if (type == null) {
-      return null;
-    }
-    int i = type.toLowerCase(Locale.ROOT).indexOf("charset=");
-    if (i < 0) {
-      return null;
-    }
-    String cs = type.substring(i + 8).trim();
-    int semi = cs.indexOf(';');
-    cs = semi < 0 ? cs : cs.substring(0, semi).trim();
-    return cs.replace("\"", "");
   }
 
   @Override
@@ -323,12 +349,16 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public void setContentLength(int len) {
-    // The length is the buffered body's, set at commit.
+    setContentLengthLong(len);
   }
 
   @Override
-  public void setContentLengthLong(long len) {
-    // as setContentLength
+  public synchronized void setContentLengthLong(long len) {
+    if (through) {
+      real.setContentLengthLong(len);
+    } else if (!discard) {
+      contentLength = len; // used if the body streams; a buffered body's length is its size
+    }
   }
 
   // ---------------------------------------------------------------------------------- body
@@ -359,7 +389,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
 
   @Override
   public int getBufferSize() {
-    return Integer.MAX_VALUE;
+    return body.cap();
   }
 
   @Override
@@ -384,6 +414,7 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       real.reset();
     } else if (!discard) {
       body.reset();
+      contentLength = -1;
       headers.clear();
       cookies.clear();
       status = SC_OK;
@@ -409,7 +440,11 @@ final class BufferedResponse extends HttpServletResponseWrapper {
         if (through) {
           real.getOutputStream().write(b);
         } else if (!discard) {
-          body.write(b);
+          if (body.fits(1)) {
+            body.write(b);
+          } else if (stream()) {
+            real.getOutputStream().write(b);
+          }
         }
       }
     }
@@ -420,7 +455,11 @@ final class BufferedResponse extends HttpServletResponseWrapper {
         if (through) {
           real.getOutputStream().write(b, off, len);
         } else if (!discard) {
-          body.write(b, off, len);
+          if (body.fits(len)) {
+            body.write(b, off, len);
+          } else if (stream()) {
+            real.getOutputStream().write(b, off, len);
+          } // else the deadline answered, or the application wrote after its return: dropped
         }
       }
     }

@@ -208,26 +208,53 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       throws IOException, ServletException {
     Permit p = permit;
     request.setAttribute(WeirFilter.PERMIT_ATTRIBUTE, p);
-    if (filter.boundedResponseTime()) {
-      new BoundedRun(filter, request, response, p).run(chain);
-      return;
-    }
+    HttpServletRequest in = BodyGuard.wrap(request, p, filter.bodyReadTimeoutNanos(shedder));
     try {
-      chain.doFilter(request, response);
-    } catch (IOException | ServletException | RuntimeException | Error e) {
-      p.release(Outcome.ERROR);
-      throw e;
+      if (filter.boundedResponseTime()) {
+        try {
+          new BoundedRun(filter, in, response, p).run(chain);
+        } catch (IOException | ServletException | RuntimeException | Error e) {
+          p.release(Outcome.ERROR); // BoundedRun released already; a second release is ignored
+          throw e;
+        }
+        return;
+      }
+      try {
+        chain.doFilter(in, response);
+      } catch (IOException | ServletException | RuntimeException | Error e) {
+        p.release(Outcome.ERROR);
+        throw e;
+      }
+      releaseWhenDone(request, response, p);
+    } finally {
+      BodyGuard.end(in);
     }
-    releaseWhenDone(request, response, p);
   }
 
-  /** Releases now, or when the application's own async cycle ends. */
-  static void releaseWhenDone(HttpServletRequest request, HttpServletResponse response,
+  /**
+   * Releases now, or when the application's own async cycle ends.
+   *
+   * @return true if a listener will release the permit, false if it was released here
+   */
+  static boolean releaseWhenDone(HttpServletRequest request, HttpServletResponse response,
       Permit p) {
-    if (request.isAsyncStarted()) {
-      request.getAsyncContext().addListener(new Completion(p, response));
-    } else {
-      p.release(outcomeOf(response.getStatus()));
+    if (request.isAsyncStarted() && follow(request, new Completion(p, response))) {
+      return true;
+    }
+    p.release(outcomeOf(response.getStatus()));
+    return false;
+  }
+
+  /**
+   * Adds {@code listener} to the application's async cycle; false if the cycle ended meanwhile
+   * (the caller then releases the permit itself).
+   */
+  static boolean follow(HttpServletRequest request, AsyncListener listener) {
+    try {
+      request.getAsyncContext().addListener(listener);
+      return true;
+    } catch (IllegalStateException e) {
+      return false; // completed or dispatched between isAsyncStarted() and here
     }
   }
 
@@ -313,7 +340,12 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     }
   }
 
-  /** Follows an application's own async cycles and releases the permit at their end. */
+  /**
+   * Follows an application's own async cycles and releases the permit at their end. A cycle that
+   * never ends (timeout 0, never completed, a client gone that the container does not report) is
+   * bounded by the shedder's watchdog, which reclaims the permit as {@code DROPPED} past the
+   * deadline plus its grace; the async context is left alone, as it belongs to the application.
+   */
   static final class Completion implements AsyncListener {
     private final Permit permit;
     private final HttpServletResponse response;
@@ -329,19 +361,23 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       this.forced = forced;
     }
 
+    private void release(Outcome outcome) {
+      permit.release(outcome);
+    }
+
     @Override
     public void onComplete(AsyncEvent event) {
-      permit.release(forced != null ? forced : outcomeOf(response.getStatus()));
+      release(forced != null ? forced : outcomeOf(response.getStatus()));
     }
 
     @Override
     public void onTimeout(AsyncEvent event) {
-      permit.release(Outcome.DROPPED);
+      release(Outcome.DROPPED);
     }
 
     @Override
     public void onError(AsyncEvent event) {
-      permit.release(forced != null ? forced : Outcome.ERROR);
+      release(forced != null ? forced : Outcome.ERROR);
     }
 
     @Override

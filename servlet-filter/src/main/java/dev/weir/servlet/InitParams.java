@@ -31,10 +31,14 @@ import java.util.Locale;
  *   <tr><td>weir.queueCapacity</td><td>4096</td><td>queued requests per shedder</td></tr>
  *   <tr><td>weir.limit</td><td>adaptive</td><td>{@code adaptive} or a fixed number</td></tr>
  *   <tr><td>weir.rejector</td><td>adaptive</td><td>{@code adaptive} or {@code none}</td></tr>
- *   <tr><td>weir.routes</td><td>endpoint</td><td>{@code endpoint} (method + servlet path) or
+ *   <tr><td>weir.routes</td><td>endpoint</td><td>{@code endpoint} (method + servlet mapping) or
  *       {@code single}</td></tr>
  *   <tr><td>weir.maxShedders</td><td>64</td><td>per-route shedders before the overflow one</td></tr>
+ *   <tr><td>weir.routeIdleTimeout</td><td>5m</td><td>an idle route's slot is freed</td></tr>
+ *   <tr><td>weir.bodyReadTimeout</td><td>requestTimeout</td><td>bound on reading the body</td></tr>
  *   <tr><td>weir.boundedResponseTime</td><td>false</td><td>answer 503 at the deadline</td></tr>
+ *   <tr><td>weir.maxBufferedBytes</td><td>1048576</td><td>bounded mode: bytes buffered before
+ *       the response streams</td></tr>
  *   <tr><td>weir.shedStatus</td><td>429</td><td>status when shed or the queue is full</td></tr>
  *   <tr><td>weir.unavailableStatus</td><td>503</td><td>status on timeout or shutdown</td></tr>
  *   <tr><td>weir.retryAfter</td><td>1s</td><td>{@code Retry-After}, whole seconds; 0 omits it</td></tr>
@@ -58,7 +62,8 @@ public final class InitParams {
       "weir.boundedResponseTime", "weir.shedStatus", "weir.unavailableStatus", "weir.retryAfter",
       "weir.rejectionFormat", "weir.defaultTier", "weir.tierHeader", "weir.callerHeader",
       "weir.callerTiers", "weir.userKeyHeader", "weir.cohortRotation", "weir.baggage",
-      "weir.maxHeaderLength");
+      "weir.maxHeaderLength", "weir.routeIdleTimeout", "weir.maxBufferedBytes",
+      "weir.bodyReadTimeout");
 
   private InitParams() {}
 
@@ -134,6 +139,9 @@ public final class InitParams {
         break;
       case "weir.maxShedders": b.maxShedders(integer(v)); break;
       case "weir.boundedResponseTime": b.boundedResponseTime(bool(v)); break;
+      case "weir.routeIdleTimeout": b.routeIdleTimeout(duration(v)); break;
+      case "weir.maxBufferedBytes": b.maxBufferedBytes(integer(v)); break;
+      case "weir.bodyReadTimeout": b.bodyReadTimeout(duration(v)); break;
       case "weir.shedStatus": a.shedStatus(integer(v)); break;
       case "weir.unavailableStatus": a.unavailableStatus(integer(v)); break;
       case "weir.retryAfter": a.retryAfter(duration(v)); break;

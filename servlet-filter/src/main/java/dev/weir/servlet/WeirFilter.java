@@ -21,6 +21,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.time.Duration;
 import java.util.Enumeration;
 import java.util.Map;
 import java.util.Objects;
@@ -67,20 +68,9 @@ import java.util.logging.Logger;
  * itself reports overload or a timeout), for an async timeout and for a missed deadline in
  * bounded mode, and {@code ERROR} for any other 5xx, an exception or an async error.
  *
- * <h2>Clients that go away while queued</h2>
- * When the container reports it ({@code AsyncListener.onError}, for example on an HTTP/2 stream
- * reset or when the server closes connections on stop), the request is withdrawn from the queue at
- * once. The Servlet API offers no portable way to notice a silent HTTP/1.1 close of a suspended
- * request, and Jetty does not report one, so such a request leaves at its queue timeout: the wait
- * is always bounded and nothing leaks.
- *
- * <h2>Bounded response time</h2>
- * Off by default. When on, the application writes into a buffered response; if the request's
- * deadline (arrival + request timeout) passes first, a Weir thread answers 503 on time and
- * everything the application writes afterwards goes nowhere. A CAS decides between the deadline
- * answer and the normal completion, so exactly one of them reaches the client. The permit is
- * still held until the application returns, because its thread is still busy. Responses are not
- * streamed in this mode.
+ * <h2>Faults</h2>
+ * Clients that leave while queued, bounded response time, the cap on buffered responses, slow
+ * request bodies and route slots that age out are described in the module's README.
  *
  * <h2>Threads</h2>
  * The filter is thread-safe. {@link #destroy()} closes every shedder: queued requests are answered
@@ -153,7 +143,11 @@ public final class WeirFilter implements Filter {
   @Override
   public void init(FilterConfig config) throws ServletException {
     if (!programmatic) {
-      start(InitParams.apply(config, builder()));
+      try {
+        start(InitParams.apply(config, builder()));
+      } catch (IllegalArgumentException e) {
+        throw new ServletException("invalid WeirFilter init-params: " + e.getMessage(), e);
+      }
     }
     if (config != null && config.getServletContext() != null) {
       config.getServletContext().setAttribute(CONTEXT_ATTRIBUTE, this);
@@ -162,8 +156,12 @@ public final class WeirFilter implements Filter {
 
   private void start(Builder frozen) {
     this.settings = frozen;
-    this.shedders = new RouteShedders(frozen.shedder, frozen.routeKey, frozen.maxShedders,
-        frozen.meterRegistry);
+    try {
+      this.shedders = new RouteShedders(frozen.shedder, frozen.routeKey, frozen.maxShedders,
+          frozen.routeIdleTimeout.toNanos(), frozen.meterRegistry);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("shedder: the template cannot build a shedder: " + e, e);
+    }
     if (frozen.boundedResponseTime) {
       this.deadlinePool = WorkerPool.of("weir-deadline", 2);
     }
@@ -304,6 +302,11 @@ public final class WeirFilter implements Filter {
     return settings.boundedResponseTime;
   }
 
+  long bodyReadTimeoutNanos(LoadShedder route) {
+    Duration d = settings.bodyReadTimeout;
+    return d != null ? d.toNanos() : route.requestTimeoutNanos();
+  }
+
   WorkerPool deadlinePool() {
     return deadlinePool;
   }
@@ -316,15 +319,22 @@ public final class WeirFilter implements Filter {
   public static final class Builder {
     /** Default bound on the number of per-route shedders, 64. */
     public static final int DEFAULT_MAX_SHEDDERS = 64;
+    /** Default time after which a route that saw no request gives its slot back, 5 minutes. */
+    public static final Duration DEFAULT_ROUTE_IDLE_TIMEOUT = Duration.ofMinutes(5);
+    /** Default cap on a response buffered in bounded mode, 1 MiB. */
+    public static final int DEFAULT_MAX_BUFFERED_BYTES = 1 << 20;
 
     // Read by the filter once build() has frozen them (build() copies the shedder template).
     LoadShedder.Builder shedder;
     PriorityHeaders priorityHeaders = PriorityHeaders.defaults();
     PriorityResolver resolver;
     HttpAnswers answers = HttpAnswers.defaults();
-    Function<? super HttpServletRequest, String> routeKey = Builder::methodAndServletPath;
+    Function<? super HttpServletRequest, String> routeKey = RouteKeys::of;
     int maxShedders = DEFAULT_MAX_SHEDDERS;
+    Duration routeIdleTimeout = DEFAULT_ROUTE_IDLE_TIMEOUT;
     boolean boundedResponseTime;
+    int maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+    Duration bodyReadTimeout; // null: each route's request timeout
     /** A MeterRegistry, typed Object so that Micrometer stays optional. */
     Object meterRegistry;
 
@@ -370,10 +380,12 @@ public final class WeirFilter implements Filter {
     }
 
     /**
-     * Maps a request to its route key: one shedder per key. Default method and servlet path, for
-     * example {@code "GET /orders"}. It must return few distinct keys; past {@code maxShedders}
-     * keys, requests share one overflow shedder. A function that throws or returns null or a
-     * blank key sends the request to the overflow shedder.
+     * Maps a request to its route key: one shedder per key. Default a known HTTP method ({@code
+     * OTHER} for any other) and the pattern of the servlet mapping that matched, for example
+     * {@code "GET /orders/*"} ({@link RouteKeys}): a vocabulary no client can extend. A custom
+     * function must return few distinct keys; past {@code maxShedders} keys, requests share one
+     * overflow shedder. A function that throws or returns null or a blank key sends the request
+     * to the overflow shedder.
      */
     public Builder routeKey(Function<? super HttpServletRequest, String> routeKey) {
       this.routeKey = Objects.requireNonNull(routeKey, "routeKey");
@@ -393,6 +405,50 @@ public final class WeirFilter implements Filter {
       }
       this.maxShedders = max;
       return this;
+    }
+
+    /**
+     * How long a route may see no request before its shedder is closed and its slot freed for
+     * another key, 100ms..365 days. Default 5 minutes.
+     */
+    public Builder routeIdleTimeout(Duration idle) {
+      this.routeIdleTimeout = between("routeIdleTimeout", idle, Duration.ofMillis(100),
+          Duration.ofDays(365));
+      return this;
+    }
+
+    /**
+     * How long after admission a request may still be reading its body. Past it the permit is
+     * released as {@code DROPPED} if the application is blocked in a read, or at its next read,
+     * which then throws an {@code IOException}: a slow upload cannot pin the limit. 1ms..365
+     * days. Default: the request timeout.
+     */
+    public Builder bodyReadTimeout(Duration timeout) {
+      this.bodyReadTimeout = between("bodyReadTimeout", timeout, Duration.ofMillis(1),
+          Duration.ofDays(365));
+      return this;
+    }
+
+    /**
+     * In bounded mode, the most bytes of a response body kept in memory, 0..64 MiB. A longer
+     * response is streamed from that point: what was buffered goes out, the rest passes through,
+     * and the deadline can no longer replace it. Default 1 MiB.
+     */
+    public Builder maxBufferedBytes(int max) {
+      if (max < 0 || max > 64 << 20) {
+        throw new IllegalArgumentException("maxBufferedBytes must be in 0..67108864, was " + max);
+      }
+      this.maxBufferedBytes = max;
+      return this;
+    }
+
+    private static Duration between(String setting, Duration d, Duration min, Duration max) {
+      Objects.requireNonNull(d, setting);
+      if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+        throw new IllegalArgumentException(setting + " must be in " + min + ".." + max
+            + ", was " + d);
+      }
+      return d;
     }
 
     /** Whether a request past its deadline is answered 503 on time. Default false. */
@@ -431,13 +487,11 @@ public final class WeirFilter implements Filter {
       f.routeKey = routeKey;
       f.maxShedders = maxShedders;
       f.boundedResponseTime = boundedResponseTime;
+      f.routeIdleTimeout = routeIdleTimeout;
+      f.maxBufferedBytes = maxBufferedBytes;
+      f.bodyReadTimeout = bodyReadTimeout;
       f.meterRegistry = meterRegistry;
       return f;
-    }
-
-    static String methodAndServletPath(HttpServletRequest request) {
-      String path = request.getServletPath();
-      return request.getMethod() + " " + (path == null || path.isEmpty() ? "/" : path);
     }
   }
 }

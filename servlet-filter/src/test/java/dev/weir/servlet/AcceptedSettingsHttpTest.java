@@ -84,6 +84,13 @@ class AcceptedSettingsHttpTest {
       }
     }
     out.add(() -> WeirFilter.builder().maxShedders(1));
+    out.add(() -> WeirFilter.builder().boundedResponseTime(true).maxBufferedBytes(0));
+    out.add(() -> WeirFilter.builder().boundedResponseTime(true).maxBufferedBytes(64 << 20));
+    out.add(() -> WeirFilter.builder().routeIdleTimeout(Duration.ofMillis(100)).maxShedders(1));
+    out.add(() -> WeirFilter.builder().routeIdleTimeout(Duration.ofDays(365)));
+    out.add(() -> WeirFilter.builder().bodyReadTimeout(Duration.ofMillis(1)));
+    out.add(() -> WeirFilter.builder().bodyReadTimeout(Duration.ofDays(365))
+        .shedder(LoadShedder.builder().requestTimeout(TINY)).boundedResponseTime(true));
     out.add(() -> WeirFilter.builder().routeKey(r -> ""));
     out.add(() -> WeirFilter.builder().routeKey(r -> " ").maxShedders(1));
     out.add(() -> WeirFilter.builder().routeKey(r -> {
@@ -115,6 +122,10 @@ class AcceptedSettingsHttpTest {
         Map.of("weir.retryAfter", "0s", "weir.rejectionFormat", "empty", "weir.shedStatus", "599",
             "weir.unavailableStatus", "400", "weir.routes", "single", "weir.limit", "1",
             "weir.queueCapacity", "1", "weir.requestTimeout", "1ms"),
+        Map.of("weir.maxBufferedBytes", "0", "weir.boundedResponseTime", "true",
+            "weir.routeIdleTimeout", "100ms", "weir.bodyReadTimeout", "1ms"),
+        Map.of("weir.maxBufferedBytes", "67108864", "weir.routeIdleTimeout", "PT8760H",
+            "weir.bodyReadTimeout", "PT8760H", "weir.requestTimeout", "PT2562047H"),
         Map.of("weir.defaultTier", "0", "weir.maxHeaderLength", "8192", "weir.baggage", "false",
             "weir.callerTiers", "a=0,b=5", "weir.cohortRotation", "1s",
             "weir.tierHeader", "X-T", "weir.callerHeader", "X-C", "weir.userKeyHeader", "X-U"));
@@ -182,7 +193,8 @@ class AcceptedSettingsHttpTest {
           // or are turned away, unless its deadline answer came first.
           entered[0].await(WAIT.toMillis(), TimeUnit.MILLISECONDS);
           for (int k = 0; k < 6; k++) {
-            answers.add(send(http, s, k % 2 == 0 ? "/w" : "/other", Integer.toString(k % 6)));
+            answers.add(k == 3 ? post(http, s, "/other", "body")
+                : send(http, s, k % 2 == 0 ? "/w" : "/other", Integer.toString(k % 6)));
           }
           hold.get().countDown();
           for (CompletableFuture<HttpResponse<String>> a : answers) {
@@ -224,6 +236,13 @@ class AcceptedSettingsHttpTest {
       }
       assertTrue(swap.thrown.isEmpty(), "threw: " + swap.thrown);
     }
+  }
+
+  private static CompletableFuture<HttpResponse<String>> post(HttpClient http, TestServer s,
+      String path, String body) {
+    return http.sendAsync(HttpRequest.newBuilder(s.uri(path)).timeout(WAIT)
+        .POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
   }
 
   private static CompletableFuture<HttpResponse<String>> send(HttpClient http, TestServer s,

@@ -62,6 +62,9 @@ class InitParamsTest {
     assertEquals(1, s.answers.retryAfterSeconds());
     assertEquals(RejectionFormat.TEXT, s.answers.format());
     assertEquals(64, s.maxShedders);
+    assertEquals(1 << 20, s.maxBufferedBytes);
+    assertEquals(Duration.ofMinutes(5), s.routeIdleTimeout);
+    assertEquals(null, s.bodyReadTimeout); // the request timeout
     assertEquals(Priority.of(3, 64), s.priorityHeaders.defaultPriority());
     LoadShedder shedder = s.shedder.copy().name("x").build();
     assertEquals(TimeUnit.SECONDS.toNanos(3), shedder.requestTimeoutNanos());
@@ -120,6 +123,13 @@ class InitParamsTest {
         {"weir.callerTiers", "checkout=9"},
         {"weir.cohortRotation", "10ms"},
         {"weir.maxHeaderLength", "-5"},
+        {"weir.maxBufferedBytes", "-1"},
+        {"weir.maxBufferedBytes", "67108865"},
+        {"weir.routeIdleTimeout", "99ms"},
+        {"weir.routeIdleTimeout", "366d"},
+        {"weir.routeIdleTimeout", "PT8761H"},
+        {"weir.bodyReadTimeout", "0ms"},
+        {"weir.bodyReadTimeout", "never"},
     };
     for (String[] p : bad) {
       ServletException e = assertThrows(ServletException.class, () -> init(p), p[0] + "=" + p[1]);
@@ -141,7 +151,9 @@ class InitParamsTest {
   @Test
   void builderRejectsNonsenseNamingTheSetting() {
     WeirFilter.Builder b = WeirFilter.builder();
-    for (Runnable r : new Runnable[] {() -> b.maxShedders(0), () -> b.maxShedders(10_001)}) {
+    for (Runnable r : new Runnable[] {() -> b.maxShedders(0), () -> b.maxShedders(10_001),
+        () -> b.maxBufferedBytes(-1), () -> b.routeIdleTimeout(Duration.ZERO),
+        () -> b.bodyReadTimeout(Duration.ofSeconds(-1))}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, r::run);
       assertTrue(e.getMessage().matches("^[a-zA-Z]+ must .*"), e.getMessage());
     }

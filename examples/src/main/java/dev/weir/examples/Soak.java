@@ -1,0 +1,305 @@
+package dev.weir.examples;
+
+import dev.weir.LoadShedder;
+import dev.weir.Snapshot;
+import dev.weir.control.Limits;
+import dev.weir.servlet.WeirFilter;
+import jakarta.servlet.AsyncContext;
+import jakarta.servlet.DispatcherType;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.eclipse.jetty.client.AsyncRequestContent;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * The chaos soak: a real Jetty 12 with Weir's filter in bounded-response-time mode, under a mix
+ * of ordinary traffic and abuse for a bounded time, on 127.0.0.1. The abuse: clients that reset
+ * while the application works, requests aborted while queued, asynchronous requests the
+ * application never completes, bodies sent a byte at a time, junk methods and paths, and responses
+ * larger than the buffer cap. It then stops the load, waits for the routes to drain and prints,
+ * per route, admitted and released permits, inflight and queued (all must end 0), and the heap
+ * after GC and live threads sampled through the run.
+ *
+ * <pre>bin/soak [--duration 3m]</pre>
+ */
+public final class Soak {
+  private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(1);
+
+  /** One route's end state. */
+  public record Route(long admitted, long released, int inflight, int queued) {}
+
+  /** What a run left behind: routes by key, and the samples taken through it. */
+  public record Summary(Map<String, Route> routes, List<long[]> samples, long sent,
+      Map<Integer, Long> statuses) {
+    /** Whether every route ended with nothing held or queued and every permit released. */
+    public boolean clean() {
+      return routes.values().stream().allMatch(r -> r.inflight == 0 && r.queued == 0
+          && r.admitted == r.released);
+    }
+  }
+
+  private Soak() {}
+
+  public static void main(String[] args) throws Exception {
+    Duration duration = Duration.ofMinutes(3);
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--duration") && i + 1 < args.length) {
+        duration = Duration.parse("PT" + args[++i].toUpperCase(Locale.ROOT));
+      } else {
+        System.err.println("usage: bin/soak [--duration 3m]");
+        System.exit(2);
+      }
+    }
+    Summary s = run(duration, true);
+    System.exit(s.clean() ? 0 : 1);
+  }
+
+  /** Runs the soak for {@code duration}; prints the summary if {@code print}. */
+  public static Summary run(Duration duration, boolean print) throws Exception {
+    WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)
+        .maxBufferedBytes(64 << 10).bodyReadTimeout(Duration.ofMillis(500))
+        .routeIdleTimeout(Duration.ofMinutes(10))
+        .shedder(LoadShedder.builder().requestTimeout(REQUEST_TIMEOUT)
+            .queueTimeout(Duration.ofMillis(300)).limit(() -> Limits.fixed(16)))
+        .build();
+    Server server = server(filter);
+    URI base = URI.create("http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0])
+        .getLocalPort());
+    HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(2)).build();
+    org.eclipse.jetty.client.HttpClient jetty = new org.eclipse.jetty.client.HttpClient();
+    jetty.setMaxConnectionsPerDestination(512);
+    jetty.start();
+    ScheduledExecutorService load = Executors.newScheduledThreadPool(2);
+    Map<Integer, Long> statuses = new java.util.concurrent.ConcurrentSkipListMap<>();
+    AtomicLong sent = new AtomicLong();
+    List<long[]> samples = new ArrayList<>();
+    try {
+      URI u = base;
+      Runnable[] mix = {
+          () -> ordinary(http, u, "/work", statuses, sent),
+          () -> ordinary(http, u, "/hello", statuses, sent),
+          () -> ordinary(http, u, "/big", statuses, sent),
+          () -> reset(jetty, u, "/work", sent),
+          () -> reset(jetty, u, "/big", sent),
+          () -> junk(http, u, statuses, sent),
+          () -> slowBody(jetty, u, load, sent),
+          () -> never(jetty, u, sent),
+      };
+      // per-second rates of each kind, on two scheduler threads
+      int[] perSecond = {150, 100, 20, 20, 10, 40, 2, 2};
+      for (int k = 0; k < mix.length; k++) {
+        Runnable task = mix[k];
+        load.scheduleAtFixedRate(() -> {
+          try {
+            task.run();
+          } catch (RuntimeException e) {
+            // a client-side failure is part of the chaos
+          }
+        }, 0, 1_000_000 / perSecond[k], TimeUnit.MICROSECONDS);
+      }
+      long end = System.nanoTime() + duration.toNanos();
+      long every = Math.max(500, duration.toMillis() / 12);
+      long start = System.nanoTime();
+      while (System.nanoTime() < end) {
+        samples.add(sample(start));
+        TimeUnit.MILLISECONDS.sleep(Math.min(every,
+            Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()))));
+      }
+      load.shutdownNow();
+      load.awaitTermination(5, TimeUnit.SECONDS);
+      jetty.stop(); // aborts the slow bodies and anything else still open
+      // Drain: every permit comes back within the request timeout plus the watchdog's grace.
+      long drainBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (System.nanoTime() < drainBy && !filter.shedders().values().stream()
+          .allMatch(s -> s.inflight() == 0 && s.queued() == 0)) {
+        TimeUnit.MILLISECONDS.sleep(50); // polling for the end state, bounded
+      }
+      samples.add(sample(start));
+      Map<String, Route> routes = new LinkedHashMap<>();
+      filter.snapshots().forEach((key, snap) -> {
+        LoadShedder s = filter.shedders().get(key);
+        long released = snap.total(Snapshot.Counter.SUCCEEDED)
+            + snap.total(Snapshot.Counter.FAILED) + snap.total(Snapshot.Counter.DROPPED);
+        routes.put(key, new Route(snap.total(Snapshot.Counter.ADMITTED), released,
+            s.inflight(), s.queued()));
+      });
+      Summary summary = new Summary(routes, samples, sent.get(), statuses);
+      if (print) {
+        print(duration, summary);
+      }
+      return summary;
+    } finally {
+      load.shutdownNow();
+      if (jetty.isRunning()) {
+        jetty.stop();
+      }
+      server.stop();
+      filter.destroy();
+    }
+  }
+
+  private static long[] sample(long start) {
+    System.gc();
+    long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    int threads = ManagementFactory.getThreadMXBean().getThreadCount();
+    return new long[] {TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start), heap, threads};
+  }
+
+  private static void print(Duration duration, Summary s) {
+    System.out.printf(Locale.ROOT, "soak: %s, bounded mode, %d requests sent; answers %s%n",
+        duration, s.sent(), s.statuses());
+    System.out.printf(Locale.ROOT, "%-18s %10s %10s %9s %7s%n", "route", "admitted", "released",
+        "inflight", "queued");
+    s.routes().forEach((k, r) -> System.out.printf(Locale.ROOT, "%-18s %10d %10d %9d %7d%n", k,
+        r.admitted(), r.released(), r.inflight(), r.queued()));
+    System.out.printf(Locale.ROOT, "%-8s %16s %8s%n", "t (s)", "heap after GC MB", "threads");
+    for (long[] x : s.samples()) {
+      System.out.printf(Locale.ROOT, "%-8d %16.1f %8d%n", x[0], x[1] / 1048576.0, x[2]);
+    }
+    System.out.println(s.clean() ? "soak: CLEAN (admitted = released, inflight 0, queued 0)"
+        : "soak: NOT CLEAN");
+  }
+
+  // ----------------------------------------------------------------------------- the mix
+
+  private static void ordinary(HttpClient http, URI base, String path,
+      Map<Integer, Long> statuses, AtomicLong sent) {
+    sent.incrementAndGet();
+    String tier = Integer.toString(ThreadLocalRandom.current().nextInt(6));
+    http.sendAsync(HttpRequest.newBuilder(base.resolve(path)).header("X-Weir-Tier", tier)
+        .timeout(Duration.ofSeconds(5)).build(), HttpResponse.BodyHandlers.discarding())
+        .whenComplete((r, e) -> statuses.merge(r == null ? -1 : r.statusCode(), 1L, Long::sum));
+  }
+
+  /** A request the client aborts after 0-30 ms: while queued, working or being answered. */
+  private static void reset(org.eclipse.jetty.client.HttpClient jetty, URI base, String path,
+      AtomicLong sent) {
+    sent.incrementAndGet();
+    org.eclipse.jetty.client.Request r = jetty.newRequest(base.resolve(path));
+    r.send(result -> { });
+    jetty.getScheduler().schedule(() -> r.abort(new Exception("reset")),
+        ThreadLocalRandom.current().nextInt(30), TimeUnit.MILLISECONDS);
+  }
+
+  private static void junk(HttpClient http, URI base, Map<Integer, Long> statuses,
+      AtomicLong sent) {
+    sent.incrementAndGet();
+    ThreadLocalRandom rnd = ThreadLocalRandom.current();
+    String method = rnd.nextBoolean() ? "X" + rnd.nextInt(1_000_000) : "GET";
+    String path = "/junk/" + rnd.nextInt(1_000_000);
+    http.sendAsync(HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(5))
+        .method(method, HttpRequest.BodyPublishers.noBody()).build(),
+        HttpResponse.BodyHandlers.discarding())
+        .whenComplete((r, e) -> statuses.merge(r == null ? -1 : r.statusCode(), 1L, Long::sum));
+  }
+
+  /** A 100-byte body declared, sent a byte every 200 ms for at most 4 s, then abandoned. */
+  private static void slowBody(org.eclipse.jetty.client.HttpClient jetty, URI base,
+      ScheduledExecutorService load, AtomicLong sent) {
+    sent.incrementAndGet();
+    AsyncRequestContent body = new AsyncRequestContent();
+    jetty.newRequest(base.resolve("/upload")).method("POST")
+        .headers(h -> h.put("Content-Length", "100")).body(body).send(result -> { });
+    for (int i = 1; i <= 20; i++) {
+      jetty.getScheduler().schedule(() -> body.write(ByteBuffer.wrap(new byte[] {'x'}),
+          Callback.NOOP), 200L * i, TimeUnit.MILLISECONDS);
+    }
+    jetty.getScheduler().schedule(() -> body.fail(new Exception("abandoned")), 4_200,
+        TimeUnit.MILLISECONDS);
+  }
+
+  /** An asynchronous request the application never completes; the client gives up after 2 s. */
+  private static void never(org.eclipse.jetty.client.HttpClient jetty, URI base,
+      AtomicLong sent) {
+    sent.incrementAndGet();
+    jetty.newRequest(base.resolve("/never")).timeout(2, TimeUnit.SECONDS).send(result -> { });
+  }
+
+  // ---------------------------------------------------------------------------- the server
+
+  private static Server server(WeirFilter filter) throws Exception {
+    Server server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    connector.setPort(0);
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler();
+    context.setContextPath("/");
+    FilterHolder holder = new FilterHolder(filter);
+    holder.setAsyncSupported(true);
+    context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+    add(context, "/work", (req, res) -> {
+      work(5 + ThreadLocalRandom.current().nextInt(15));
+      res.getWriter().print("ok");
+    });
+    add(context, "/hello", (req, res) -> res.getWriter().print("hello"));
+    add(context, "/big", (req, res) -> {
+      byte[] chunk = new byte[16 << 10];
+      for (int i = 0; i < 16; i++) { // 256 KB, past the 64 KB cap: streamed
+        res.getOutputStream().write(chunk);
+      }
+    });
+    add(context, "/upload", (req, res) -> res.getWriter().print(
+        req.getInputStream().readAllBytes().length));
+    add(context, "/never", (req, res) -> {
+      AsyncContext ac = req.startAsync();
+      ac.setTimeout(0); // and never completed
+    });
+    add(context, "/", (req, res) -> res.sendError(404));
+    server.setHandler(context);
+    server.start();
+    return server;
+  }
+
+  private interface Handler {
+    void handle(HttpServletRequest req, HttpServletResponse res) throws IOException;
+  }
+
+  private static void add(ServletContextHandler context, String path, Handler h) {
+    ServletHolder holder = new ServletHolder(new HttpServlet() {
+      private static final long serialVersionUID = 1L;
+
+      @Override
+      protected void service(HttpServletRequest req, HttpServletResponse res)
+          throws IOException {
+        h.handle(req, res);
+      }
+    });
+    holder.setAsyncSupported(true);
+    context.addServlet(holder, path);
+  }
+
+  private static void work(int millis) {
+    try {
+      Thread.sleep(millis); // the application's work
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

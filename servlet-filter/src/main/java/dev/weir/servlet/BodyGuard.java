@@ -1,0 +1,180 @@
+package dev.weir.servlet;
+
+import dev.weir.Outcome;
+import dev.weir.Permit;
+import dev.weir.Timer;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.Charset;
+import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
+import java.util.logging.Logger;
+
+/**
+ * Bounds the body-read phase of an admitted request that may carry a body, so that a slow upload
+ * cannot pin the limit. When {@code bodyReadTimeout} has passed since admission and the body is
+ * not read to its end:
+ * <ul>
+ *   <li>if the application is blocked in a read, the permit is released at once as {@code
+ *       DROPPED} (the thread stays blocked until the container's own idle timeout, outside the
+ *       limit);
+ *   <li>any later read releases it likewise and throws an {@code IOException}.
+ * </ul>
+ * An application that never reads the body is not affected. Requests without a body (GET, HEAD,
+ * {@code Content-Length: 0}) are not wrapped and cost nothing.
+ */
+final class BodyGuard extends HttpServletRequestWrapper {
+  private static final Logger LOG = Logger.getLogger(BodyGuard.class.getName());
+  private static final long MAX_NANOS = TimeUnit.DAYS.toNanos(365);
+
+  private final Permit permit;
+  private final Timer.Timeout timeout;
+  private volatile int reading;
+  private volatile boolean late;
+  private volatile boolean ended;
+  private ServletInputStream in; // guarded by this
+  private BufferedReader reader; // guarded by this
+
+  private BodyGuard(HttpServletRequest request, Permit permit, long timeoutNanos) {
+    super(request);
+    this.permit = permit;
+    Timer timer = Timer.system();
+    this.timeout = timer.schedule(this::expired,
+        timer.clock().nanoTime() + Math.min(timeoutNanos, MAX_NANOS));
+  }
+
+  /** The request itself if it carries no body, else a guarded wrapper. */
+  static HttpServletRequest wrap(HttpServletRequest request, Permit permit, long timeoutNanos) {
+    if (request.getContentLengthLong() == 0) {
+      return request;
+    }
+    int m = RouteKeys.methodIndex(request.getMethod());
+    if (m == 0 || m == 1) {
+      return request; // GET and HEAD: a body has no meaning
+    }
+    return new BodyGuard(request, permit, timeoutNanos);
+  }
+
+  /** The application is done with the request: the guard's timer is not needed any more. */
+  static void end(HttpServletRequest maybeGuarded) {
+    if (maybeGuarded instanceof BodyGuard && !maybeGuarded.isAsyncStarted()) {
+      ((BodyGuard) maybeGuarded).timeout.cancel();
+    }
+  }
+
+  /** On the timer thread. */
+  private void expired() {
+    if (ended) {
+      return;
+    }
+    late = true;
+    if (reading > 0 && permit.release(Outcome.DROPPED)) {
+      LOG.fine("request body not read within bodyReadTimeout; permit released as DROPPED");
+    }
+  }
+
+  private void enter() throws IOException {
+    if (late && !ended) {
+      permit.release(Outcome.DROPPED);
+      throw new IOException("request body not read within Weir's bodyReadTimeout");
+    }
+    synchronized (this) {
+      reading++;
+    }
+  }
+
+  private void exit(int n) {
+    synchronized (this) {
+      reading--;
+    }
+    if (n < 0) {
+      ended = true;
+      timeout.cancel();
+    }
+  }
+
+  @Override
+  public synchronized ServletInputStream getInputStream() throws IOException {
+    if (in == null) {
+      in = new Guarded(super.getInputStream());
+    }
+    return in;
+  }
+
+  @Override
+  public synchronized BufferedReader getReader() throws IOException {
+    if (reader == null) {
+      Charset cs;
+      try {
+        String enc = getCharacterEncoding();
+        cs = enc == null ? StandardCharsets.ISO_8859_1 : Charset.forName(enc);
+      } catch (RuntimeException e) {
+        cs = StandardCharsets.ISO_8859_1;
+      }
+      reader = new BufferedReader(new InputStreamReader(getInputStream(), cs));
+    }
+    return reader;
+  }
+
+  private final class Guarded extends ServletInputStream {
+    private final ServletInputStream delegate;
+
+    Guarded(ServletInputStream delegate) {
+      this.delegate = delegate;
+    }
+
+    @Override
+    public int read() throws IOException {
+      enter();
+      int b = -2;
+      try {
+        b = delegate.read();
+        return b;
+      } finally {
+        exit(b == -1 ? -1 : 0);
+      }
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      enter();
+      int n = 0;
+      try {
+        n = delegate.read(b, off, len);
+        return n;
+      } finally {
+        exit(n);
+      }
+    }
+
+    @Override
+    public boolean isFinished() {
+      return delegate.isFinished();
+    }
+
+    @Override
+    public boolean isReady() {
+      return delegate.isReady();
+    }
+
+    @Override
+    public void setReadListener(ReadListener listener) {
+      delegate.setReadListener(listener);
+    }
+
+    @Override
+    public int available() throws IOException {
+      return delegate.available();
+    }
+
+    @Override
+    public void close() throws IOException {
+      delegate.close();
+    }
+  }
+}
