@@ -2,7 +2,6 @@ package dev.weir;
 
 import dev.weir.internal.BucketQueue;
 import dev.weir.internal.Credits;
-import dev.weir.internal.Watchlist;
 import java.util.Objects;
 import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
@@ -28,17 +27,8 @@ import java.util.logging.Logger;
 final class Admission {
   private static final Logger LOG = Logger.getLogger(LoadShedder.class.getName());
 
-  /** What {@link #tryEnter} returns when it did not admit; negative, as no entry is. */
-  static final long NOT_ADMITTED = -1L;
   /** Some 73 years: a timeout of "forever" must not wrap {@code now + timeout} into the past. */
   private static final long MAX_TIMEOUT_NANOS = Long.MAX_VALUE / 4;
-
-  // An entry from tryEnter: bits 0-2 the tier; bit 3 set if the admission is a latency sample;
-  // bits 4-62 the clock's low 59 bits at admission if it is (zero if not); bit 63 clear.
-  private static final long ENTRY_TIER_MASK = 0b111;
-  private static final long ENTRY_SAMPLED = 0b1000;
-  private static final int ENTRY_TIME_SHIFT = 4;
-  private static final long ENTRY_TIME_MASK = (1L << 59) - 1;
 
   final Timer timer;
   final Clock clock;
@@ -51,10 +41,8 @@ final class Admission {
   final ShedderCounters counters = new ShedderCounters();
   /** The permits: the limit, the free credits, and the peak held; see {@link Credits}. */
   final Credits credits;
-  /** The held permits the watchdog sweeps; see {@link #watch}. */
-  private final Watchlist<Request> held = new Watchlist<>();
-  /** How long past its deadline a permit may be held before the watchdog reclaims it. */
-  final long watchdogGraceNanos;
+  /** Reclaims permits held past their deadline plus a grace. */
+  final Watchdog watchdog;
   private final ThreadLocal<boolean[]> dispatching = ThreadLocal.withInitial(() -> new boolean[1]);
 
   // The knobs, written by the control tick and read by every admission.
@@ -68,8 +56,8 @@ final class Admission {
   Admission(Timer timer, long requestTimeoutNanos, long queueTimeoutNanos, int queueCapacity,
       int initialLimit, long watchdogGraceNanos) {
     this.timer = timer;
-    this.watchdogGraceNanos = Math.min(watchdogGraceNanos, MAX_TIMEOUT_NANOS);
     this.clock = timer.clock();
+    this.watchdog = new Watchdog(this, Math.min(watchdogGraceNanos, MAX_TIMEOUT_NANOS));
     this.requestTimeoutNanos = requestTimeoutNanos;
     this.queueTimeoutNanos = queueTimeoutNanos;
     this.queueTimeoutFraction = (double) queueTimeoutNanos / requestTimeoutNanos;
@@ -171,7 +159,7 @@ final class Admission {
       if (countImmediateAdmission(stripe, Priority.tier(level))) {
         r.timeAt(clock.nanoTime());
       }
-      watch(r);
+      watchdog.watch(r);
       r.state = Request.ADMITTED;
       deliverAdmitted(r);
     } else if (level >= cut && !fillsShortQueue(level, cut, queue.size())) {
@@ -318,7 +306,7 @@ final class Admission {
       cancelTimeout(r);
       long now = clock.nanoTime();
       r.admittedNanos = now;
-      watch(r);
+      watchdog.watch(r);
       r.state = Request.ADMITTED;
       counters.admittedFromQueue(counters.stripe(), Priority.tier(r.priority),
           now - r.arrivalNanos);
@@ -368,9 +356,7 @@ final class Admission {
 
   /** An admitted request's permit was released (it won the CAS to RELEASED). */
   void released(Request r, Outcome outcome) {
-    if (r.watchSlot >= 0) {
-      held.remove(r.watchSlot);
-    }
+    watchdog.forget(r);
     int tier = Priority.tier(r.priority);
     int stripe = counters.stripe();
     counters.released(stripe, tier, outcome);
@@ -388,152 +374,9 @@ final class Admission {
     releasePermit();
   }
 
-  // ----------------------------------------------------------------------------- watchdog
-
-  /*
-   * The watchdog. Every permit from submit() or acquire() that is still held at its deadline plus
-   * the grace is released by the shedder as DROPPED and counted RECLAIMED; the holder's later
-   * release() loses the CAS to RELEASED and returns false. So a stuck application costs its own
-   * requests, never the route. To cost the fast path no clock read, no allocation and no shared
-   * write, an admitted permit goes into a slot of the held-permit Watchlist (a CAS on its stripe's
-   * own line; the release empties it with one ordered store), and the control tick sweeps the
-   * table: a permit whose reclaim falls before the next tick gets a timer entry at that instant,
-   * so the reclaim is on time to the timer's tick, not the control interval's. A permit without
-   * times (admitted at once, unsampled) has its deadline stamped when a sweep first sees it,
-   * which is never early and at most one interval late. Only a permit whose stripe's slots are
-   * all taken has a timer entry of its own, from its admission; a deadline hook's entry stands in
-   * for it until the deadline and then schedules it again. The watchdog runs with the control
-   * tick and stops with it at close().
-   */
-
-  /** Registers an admitted request with the watchdog; before its state becomes ADMITTED. */
-  private void watch(Request r) {
-    int slot = held.add(r);
-    r.watchSlot = slot;
-    if (slot < 0) {
-      if (!r.timed) {
-        r.watchDeadline = clock.nanoTime() + r.timeoutNanos;
-        r.watchStamped = true;
-      }
-      r.timeout = timer.schedule(r, r.watchdogDueNanos());
-    }
-  }
-
-  /**
-   * Sweeps the held permits: reclaims those past their deadline plus the grace, and gives those
-   * due before {@code now + horizonNanos} (the next sweep) a timer entry at the instant. On the
-   * timer, by the control tick.
-   */
-  void sweepHeld(long now, long horizonNanos) {
-    Watchlist<Request> h = held;
-    for (int i = 0, n = h.length(); i < n; i++) {
-      Request r = h.get(i);
-      if (r == null || r.state != Request.ADMITTED) {
-        continue;
-      }
-      if (!r.timed && !r.watchStamped) {
-        // First seen now: admitted at or before now, so the deadline is at or before this one.
-        r.watchDeadline = now + r.timeoutNanos;
-        r.watchStamped = true;
-      }
-      long due = r.watchdogDueNanos();
-      if (due - now <= 0) {
-        reclaim(r);
-      } else if (due - now < horizonNanos) {
-        // Not kept: release does not cancel it; it finds the permit released and does nothing.
-        timer.schedule(r, due);
-      }
-    }
-  }
-
-  /** A timer entry of an admitted request ran at {@code now}: reclaims it if it is due. */
-  void watchdogFired(Request r, long now) {
-    if (!r.timed && !r.watchStamped) {
-      return;
-    }
-    long due = r.watchdogDueNanos();
-    if (due - now <= 0) {
-      reclaim(r);
-    } else if (r.watchSlot < 0) {
-      // The deadline hook's entry, or a late queue timer: the permit's own watchdog entry again.
-      scheduleWhileHeld(r, due);
-    }
-  }
-
-  /**
-   * Schedules {@code r} as its own timer task at {@code deadline}, as {@code r.timeout}, unless
-   * the permit is released meanwhile. The entry is written, then the state read; a release
-   * writes the state, then reads the entry to cancel it: one of the two sees the other's write.
-   */
-  void scheduleWhileHeld(Request r, long deadline) {
-    Timer.Timeout t = timer.schedule(r, deadline);
-    r.timeout = t;
-    if (r.state != Request.ADMITTED) {
-      t.cancel();
-    }
-  }
-
-  /** Releases a permit held past its deadline plus the grace, as DROPPED, if still held. */
-  void reclaim(Request r) {
-    if (closed || !r.cas(Request.ADMITTED, Request.RELEASED)) {
-      return;
-    }
-    cancelTimeout(r);
-    counters.reclaimed(Priority.tier(r.priority));
-    released(r, Outcome.DROPPED);
-  }
-
   /** An admitted request's deadline hook claimed the overrun. */
   void deadlinePassed(Request r) {
     counters.deadlineMissed(Priority.tier(r.priority));
-  }
-
-  // ------------------------------------------------------------- the fast path without a request
-
-  /** {@link LoadShedder#tryEnter}: the immediate admission of {@link #admit}, as an entry. */
-  long tryEnter(int priority) {
-    Priority.check(priority);
-    if (closed || queue.size() != 0 || !tryAcquirePermit()) {
-      return NOT_ADMITTED;
-    }
-    int stripe = counters.stripe();
-    int tier = Priority.tier(priority);
-    counters.arrived(stripe, priority);
-    if (countImmediateAdmission(stripe, tier)) {
-      return ENTRY_SAMPLED | tier | (clock.nanoTime() & ENTRY_TIME_MASK) << ENTRY_TIME_SHIFT;
-    }
-    return tier;
-  }
-
-  /** {@link LoadShedder#exit}: what {@link #released} does, for an entry. */
-  void exit(long entry, Outcome outcome) {
-    checkEntry(entry);
-    if (outcome == null) {
-      throw new NullPointerException("outcome");
-    }
-    int tier = (int) (entry & ENTRY_TIER_MASK);
-    int stripe = counters.stripe();
-    counters.released(stripe, tier, outcome);
-    if ((entry & ENTRY_SAMPLED) != 0 && outcome == Outcome.SUCCESS) {
-      // Both times are the clock's low 59 bits: their difference is right modulo 2^59 ns.
-      long start = entry >>> ENTRY_TIME_SHIFT;
-      counters.latency(stripe, ((clock.nanoTime() & ENTRY_TIME_MASK) - start) & ENTRY_TIME_MASK);
-    }
-    releasePermit();
-  }
-
-  private static void checkEntry(long entry) {
-    if (entry == NOT_ADMITTED) {
-      throw new IllegalArgumentException(
-          "entry is NOT_ADMITTED: tryEnter admitted nothing, so there is nothing to exit");
-    }
-    boolean valid = entry >= 0
-        && (entry & ENTRY_TIER_MASK) < Priority.TIERS
-        && ((entry & ENTRY_SAMPLED) != 0 || entry >>> ENTRY_TIME_SHIFT == 0);
-    if (!valid) {
-      throw new IllegalArgumentException(
-          "entry must be a value returned by tryEnter, was " + entry);
-    }
   }
 
   // ------------------------------------------------------------------------------ answers
@@ -573,7 +416,7 @@ final class Admission {
     }
   }
 
-  private static void cancelTimeout(Request r) {
+  static void cancelTimeout(Request r) {
     Timer.Timeout t = r.timeout;
     if (t != null) {
       t.cancel();

@@ -88,7 +88,7 @@ final class ControlLoop {
     try {
       long now = admission.clock.nanoTime();
       // The watchdog first, so that this window counts what it reclaims.
-      admission.sweepHeld(now, intervalNanos);
+      admission.watchdog.sweep(now, intervalNanos);
       fillWindow(now);
       int newLimit = limit.update(window);
       int max = limit.maxLimit();

@@ -28,8 +28,8 @@ import java.util.function.Supplier;
  * exactly once however often it is released. A permit still held at its deadline plus the {@link
  * Builder#watchdogGrace watchdog's grace} is released by the shedder as {@link Outcome#DROPPED}
  * and counted {@link Snapshot.Counter#RECLAIMED}; its holder's later release returns false. So a
- * stuck application costs its own requests, never the route. All methods are thread-safe and none blocks except
- * {@link #acquire}.
+ * stuck application costs its own requests, never the route. All methods are thread-safe and
+ * none blocks except {@link #acquire}.
  *
  * <p><b>Control.</b> Every {@code controlInterval}, on the timer, the shedder hands what it
  * observed to its {@link Limit} and {@link Rejector} and applies their answers. All time comes
@@ -37,8 +37,6 @@ import java.util.function.Supplier;
  * deterministic. {@code docs/design.md} explains the mechanism and each control rule.
  */
 public final class LoadShedder implements AutoCloseable {
-  /** What {@link #tryEnter} returns when it did not admit. Negative, as no entry is. */
-  static final long NOT_ADMITTED = Admission.NOT_ADMITTED;
 
   private final String name;
   private final long requestTimeoutNanos;
@@ -117,32 +115,6 @@ public final class LoadShedder implements AutoCloseable {
   public Permit acquire(int priority, long timeout, TimeUnit unit)
       throws RejectedException, InterruptedException {
     return admission.acquire(priority, unit.toNanos(timeout));
-  }
-
-  /**
-   * Admits at once, without a request object, if the shedder is open, nothing is queued and a
-   * permit is free, counting what an immediate admission counts, and returns an entry for {@link
-   * #exit}; otherwise returns {@link #NOT_ADMITTED} and counts nothing. Not public: nothing checks
-   * that each entry is exited exactly once, and one exited twice breaks the limit for good. The
-   * watchdog does not watch entries: an entry has no object to reclaim by, and reclaiming one would
-   * make its {@link #exit} a second release; a test that never exits an entry holds its credit.
-   * Applications use {@link #submit} or {@link #acquire}, whose permits count one release only.
-   *
-   * @throws IllegalArgumentException if {@code priority} is not a valid packed priority
-   */
-  long tryEnter(int priority) {
-    return admission.tryEnter(priority);
-  }
-
-  /**
-   * Ends a request that {@link #tryEnter} admitted, as {@link Permit#release} would. Exactly once
-   * per entry: a second call is not detected and breaks the limit.
-   *
-   * @throws IllegalArgumentException if {@code entry} is not a value {@link #tryEnter} returns
-   * @throws NullPointerException if {@code outcome} is null
-   */
-  void exit(long entry, Outcome outcome) {
-    admission.exit(entry, outcome);
   }
 
   /** The shedder's current state and counters. Cheap enough to call on every scrape. */

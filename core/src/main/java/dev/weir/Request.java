@@ -181,7 +181,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     if (old != null) {
       old.cancel();
     }
-    admission.scheduleWhileHeld(this, deadlineNanos());
+    admission.watchdog.scheduleWhileHeld(this, deadlineNanos());
   }
 
   /**
@@ -190,7 +190,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
    */
   long watchdogDueNanos() {
     long deadline = timed ? arrivalNanos + timeoutNanos : watchDeadline;
-    return deadline + admission.watchdogGraceNanos;
+    return deadline + admission.watchdog.graceNanos;
   }
 
   @Override
@@ -232,7 +232,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
         admission.deadlinePassed(this);
         hook.run();
       }
-      admission.watchdogFired(this, now);
+      admission.watchdog.fired(this, now);
     }
   }
 

@@ -28,7 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The permits as credits (per-stripe caches and a shared pool) under every kind of admission and
- * release at once, from 8 threads: {@code tryEnter}/{@code exit}, {@code submit} released on the
+ * release at once, from 8 threads: {@code submit} released on the
  * answering thread or handed to another, blocking {@code acquire} (some of it interrupted),
  * permits held across a thread's later calls, cancels, queue timeouts and evictions. In the first
  * test the limit jumps to a random value in 1..16 on every 1 ms control tick; in the second it
@@ -96,7 +96,6 @@ class CreditsStressTest {
       Snapshot s = shedder.snapshot();
       assertTrue(s.total(Snapshot.Counter.QUEUE_TIMEOUT) > 0, run.summary());
       assertTrue(s.total(Snapshot.Counter.CANCELLED) > 0, run.summary());
-      assertTrue(run.enteredFast.sum() > 1_000, run.summary());
       System.out.println("credits stress: limit changed " + limit.changes + " times; "
           + run.summary());
     } finally {
@@ -156,13 +155,12 @@ class CreditsStressTest {
     final AtomicInteger maxHeld = new AtomicInteger();
     final AtomicReference<String> violation = new AtomicReference<>();
 
-    /** Requests made: successful tryEnters, submits and acquires. */
+    /** Requests made: submits and acquires. */
     final LongAdder requests = new LongAdder();
     /** Requests whose answer we heard (admission, rejection, or an acquire's exception). */
     final LongAdder answered = new LongAdder();
     final LongAdder admitted = new LongAdder();
     final LongAdder released = new LongAdder();
-    final LongAdder enteredFast = new LongAdder();
     final LongAdder interruptedAcquires = new LongAdder();
     final LongAdder cancelled = new LongAdder();
     final AtomicInteger maxQueued = new AtomicInteger();
@@ -250,28 +248,7 @@ class CreditsStressTest {
       for (int i = 0; i < cycles; i++) {
         int priority = rnd.nextInt(Priority.LEVELS);
         int dice = rnd.nextInt(100);
-        if (dice < 40) {
-          long entry = shedder.tryEnter(priority);
-          if (entry >= 0) {
-            requests.increment();
-            answered.increment();
-            enteredFast.increment();
-            Outcome outcome = rnd.nextInt(10) == 0 ? Outcome.ERROR : Outcome.SUCCESS;
-            admittedNow();
-            Runnable exit = () -> {
-              releasing();
-              shedder.exit(entry, outcome);
-            };
-            if (hold && rnd.nextInt(8) == 0) {
-              holding.add(exit);
-            } else {
-              exit.run();
-            }
-          } else {
-            // As a caller should: the full path decides and counts.
-            submit(rnd, priority, holding);
-          }
-        } else if (dice < 75) {
+        if (dice < 60) {
           submit(rnd, priority, holding);
         } else {
           acquire(rnd, priority, holding);
@@ -352,7 +329,7 @@ class CreditsStressTest {
     String summary() {
       dev.weir.internal.Credits c = shedder.credits();
       return "requests " + requests.sum() + ", answered " + answered.sum() + ", admitted "
-          + admitted.sum() + " (" + enteredFast.sum() + " by tryEnter), released "
+          + admitted.sum() + ", released "
           + released.sum() + ", held " + held.get() + " (max " + maxHeld.get() + "), cancelled "
           + cancelled.sum() + ", interrupted acquires " + interruptedAcquires.sum()
           + ", max queued " + maxQueued.get() + ", " + shedder.snapshot() + ", " + c;

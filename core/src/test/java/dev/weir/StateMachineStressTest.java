@@ -75,7 +75,7 @@ class StateMachineStressTest {
                     r.onDeadline(() -> hooksRun.incrementAndGet(id));
                     break;
                   default:
-                    r.admission.reclaim(r); // the watchdog, whatever the time
+                    r.admission.watchdog.reclaim(r); // the watchdog, whatever the time
                     break;
                 }
               }
