@@ -44,7 +44,7 @@ public final class LoadShedder implements AutoCloseable {
   private final Rejector rejector;
   /** Admits, queues, dispatches and rejects; see {@link Admission}. */
   private final Admission admission;
-  /** The control tick and the overload policy; see {@link ControlLoop}. */
+  /** The control tick, which applies the {@link OverloadPolicy}; see {@link ControlLoop}. */
   private final ControlLoop control;
 
   private LoadShedder(Builder b) {
