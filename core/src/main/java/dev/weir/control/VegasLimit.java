@@ -25,8 +25,8 @@ import java.time.Duration;
  * mean latencies, since a queue's wait grows with the mean service time, not the median), and
  * takes the median of all the start-up windows before the rise as the baseline: latency measured
  * below the knee, which no later window at the restarted limit can measure if that limit is above
- * the knee. Full windows take over from it
- * after an eighth of the baseline horizon (at least two windows).
+ * the knee. Full windows take over from it after an eighth of the baseline horizon (at least two
+ * windows).
  *
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
@@ -315,7 +315,7 @@ public final class VegasLimit implements Limit {
    * Slow start by acknowledgement, as TCP's: while the limit binds, each answer no slower than
    * {@value #SLOW_START_EXIT} times the start-up baseline raises the limit by one, so the limit
    * doubles once a round trip of the service however slow it is, and stops growing by itself once
-   * answers queue. At most doubled in one tick, so a fast service grows no faster than a tick.
+   * answers queue. At most a doubling a tick, so a fast service grows no faster than that.
    */
   private void slowStart(ControlWindow w) {
     long samples = w.latencySamples();
