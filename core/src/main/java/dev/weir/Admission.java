@@ -10,8 +10,8 @@ import java.util.logging.Logger;
 /**
  * The admission mechanism of one shedder: it admits, sheds, queues, dispatches and rejects
  * requests, and takes their permits back. It decides nothing about policy: the control tick
- * ({@link ControlLoop}) sets the knobs it reads (the cutoff, the queue's bound, the short-queue
- * length, the sampling rate) and the limit of its {@link Credits}.
+ * ({@link ControlLoop}) sets the knobs it reads (the cutoff, the queue's bound, the sampling rate)
+ * and the limit of its {@link Credits}.
  *
  * <p>The life of a request, in the order of this file: {@link #submit} (or {@link #acquire})
  * counts the arrival and {@linkplain #admit admits} it at once if a permit is free and nothing
@@ -48,7 +48,6 @@ final class Admission {
   // The knobs, written by the control tick and read by every admission.
   private volatile int cutoff = Priority.LEVELS;
   private volatile int queueBound;
-  private volatile int shortQueue;
   /** Immediate admissions read the clock once every {@code sampleMask + 1}. */
   private volatile long sampleMask;
   private volatile boolean closed;
@@ -70,10 +69,7 @@ final class Admission {
   /** {@link LoadShedder#submit(int, long, AdmissionCallback)}. */
   Ticket submit(int priority, long timeoutNanos, AdmissionCallback callback) {
     Objects.requireNonNull(callback, "callback");
-    int cut = cutoff;
-    int queued;
-    if (priority >= cut && (queued = queue.size()) != 0 && !fillsShortQueue(priority, cut, queued)
-        && !closed) {
+    if (priority >= cutoff && queue.size() != 0 && !closed) {
       // Cut off, and it would wait behind what is queued: what admit() decides, but without a
       // request object, on what is under overload the most frequent path.
       checkArguments(priority, timeoutNanos);
@@ -146,7 +142,7 @@ final class Admission {
   /**
    * Admits at once if a permit is free and nothing waits, whatever the cutoff (turning away a
    * request a free permit could run would idle the permit and spare no one a wait); else sheds a
-   * request the cutoff excludes, unless it tops up a short queue; else queues it.
+   * request the cutoff excludes; else queues it.
    */
   private void admit(Request r) {
     int level = r.priority;
@@ -162,7 +158,7 @@ final class Admission {
       watchdog.watch(r);
       r.state = Request.ADMITTED;
       deliverAdmitted(r);
-    } else if (level >= cut && !fillsShortQueue(level, cut, queue.size())) {
+    } else if (level >= cut) {
       reject(r, RejectReason.SHED);
     } else {
       r.timeAt(clock.nanoTime());
@@ -170,14 +166,6 @@ final class Admission {
     }
   }
 
-  /**
-   * Whether a request cut off at {@code level} waits anyway: the queue is shorter than the tick's
-   * short-queue length and the request is of the tier the cut falls in (see {@link
-   * ControlLoop#SHORT_QUEUE_LIMITS}).
-   */
-  private boolean fillsShortQueue(int level, int cut, int queued) {
-    return queued < shortQueue && Priority.tier(level) == Priority.tier(cut);
-  }
 
   /**
    * Counts an admission that did not wait, and says whether the controllers sample its latency:
@@ -430,7 +418,6 @@ final class Admission {
 
   void setQueueBound(int queueBound) { this.queueBound = queueBound; }
 
-  void setShortQueue(int shortQueue) { this.shortQueue = shortQueue; }
 
   void setSampleMask(long sampleMask) { this.sampleMask = sampleMask; }
 

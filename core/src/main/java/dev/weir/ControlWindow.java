@@ -25,8 +25,6 @@ public final class ControlWindow {
   int inflight;
   int peakInflight;
   int limit;
-  int overloadQueueBound;
-  boolean cutSparesTopTier;
   boolean queueEmptied;
   long requestTimeoutNanos;
   long queueTimeoutNanos;
@@ -82,20 +80,6 @@ public final class ControlWindow {
 
   /** The inflight limit in force during the interval. */
   public int limit() { return limit; }
-
-  /**
-   * The most requests the queue holds while the rejector reports {@link Rejector#overloaded()},
-   * at this interval's limit: beyond it the shedder evicts the least important.
-   */
-  public int overloadQueueBound() { return overloadQueueBound; }
-
-  /**
-   * Whether the cutoff in force during the interval sheds only tiers less important than the most
-   * important tier arriving (from 1% of recent traffic): then all of that tier is admitted and goes
-   * ahead of everything queued, and {@link #overloadQueueBound()} is the longer of the shedder's
-   * two bounds.
-   */
-  public boolean cutSparesTopTier() { return cutSparesTopTier; }
 
   /** Whether the queue was empty at some moment of the interval (or is now). */
   public boolean queueEmptied() { return queueEmptied; }

@@ -15,8 +15,7 @@ import java.util.function.Supplier;
  * <p><b>Life of a request.</b> {@link #submit} (or {@link #acquire}) with a packed {@link
  * Priority}. If nothing is queued and a permit is free, the request is admitted at once, whatever
  * its priority: the cutoff sheds only what would wait. Otherwise, if the {@link Rejector}'s cutoff
- * excludes it, it is rejected at once as {@link RejectReason#SHED} (while the queue is short, the
- * tier the cut falls in waits instead, so that the queue does not run dry). Otherwise it waits in
+ * excludes it, it is rejected at once as {@link RejectReason#SHED}. Otherwise it waits in
  * a bucketed priority queue, at most its queue timeout: tiers strictly in order, arrival order
  * within a tier. A full queue evicts its least important request for a more important one; while
  * overloaded the queue is full at a limit and a half's worth (two limits' worth while the cut
@@ -45,7 +44,7 @@ public final class LoadShedder implements AutoCloseable {
   private final Rejector rejector;
   /** Admits, queues, dispatches and rejects; see {@link Admission}. */
   private final Admission admission;
-  /** The control tick and the overload policy; see {@link ControlLoop}. */
+  /** The control tick, which applies the {@link OverloadPolicy}; see {@link ControlLoop}. */
   private final ControlLoop control;
 
   private LoadShedder(Builder b) {

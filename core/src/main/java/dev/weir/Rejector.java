@@ -19,6 +19,18 @@ public interface Rejector {
   int update(ControlWindow window);
 
   /**
+   * Learns from one control interval, told what the shedder's overload policy wants of the queue
+   * while overloaded: the backlog to aim for, and the bound beyond which the shedder evicts the
+   * least important (a longer queue is trimmed, not drained by shedding at the door). A rejector
+   * that keeps no backlog of its own ignores them, as this default does.
+   *
+   * @return the new cutoff, in 0..{@link Priority#LEVELS}
+   */
+  default int update(ControlWindow window, double backlogTarget, int queueBound) {
+    return update(window);
+  }
+
+  /**
    * The fraction of recent traffic the cutoff covers, in [0, 1]: what the rejector aims to shed.
    * What is shed is at most this, since a cut-off request that would not wait runs.
    */

@@ -16,7 +16,7 @@
  * shedder deterministic, for tests and the simulator.
  *
  * <p>Package-private classes hold the mechanism: {@code Admission} (admit, queue, dispatch,
- * reject, release), {@code ControlLoop} (the control tick and the overload policy), {@code
- * ShedderCounters} and {@code Request}. {@code docs/design.md} walks through them.
+ * reject, release), {@code ControlLoop} (the control tick), {@code OverloadPolicy} (every
+ * decision taken from the controllers' answers), {@code ShedderCounters} and {@code Request}. {@code docs/design.md} walks through them.
  */
 package dev.weir;

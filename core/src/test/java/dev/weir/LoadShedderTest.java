@@ -96,100 +96,6 @@ class LoadShedderTest {
     assertEquals(0, s.queued());
   }
 
-  /**
-   * Within a tick, Poisson arrivals can drain the queue while the cut holds: a permit would then
-   * idle until the next request above the cut. So while the queue is shorter than a quarter of a
-   * limit, the cut's own tier waits whatever its cohort; a less important tier is still shed.
-   */
-  @Test
-  void theCutsOwnTierKeepsAShortQueueFromRunningDry() {
-    SetRejector cutInTier4 = new SetRejector();
-    cutInTier4.cutoff = Priority.of(4, 64);
-    cutInTier4.overloaded = true;
-    LoadShedder s = shedder(cutInTier4, 8);
-    time.advanceTo(100 * MS); // the tick: cut set, overloaded from here
-    List<Recorder> running = fill(s, 8);
-
-    Recorder lessImportantTier = new Recorder();
-    s.submit(Priority.of(5, 0), lessImportantTier);
-    assertEquals(RejectReason.SHED, lessImportantTier.reason, "not the cut's tier: shed");
-    Recorder first = new Recorder();
-    Recorder second = new Recorder();
-    Recorder third = new Recorder();
-    s.submit(Priority.of(4, 100), first);
-    s.submit(Priority.of(4, 101), second);
-    s.submit(Priority.of(4, 102), third);
-    assertNull(first.reason, "an empty queue is topped up from the cut's tier");
-    assertNull(second.reason);
-    assertEquals(RejectReason.SHED, third.reason, "a quarter of 8, rounded up: 2 is not short");
-    assertEquals(2, s.queued());
-
-    // Topped up, they are served in turn like the rest of their tier.
-    running.get(0).permit.success();
-    assertNotNull(first.permit);
-    assertEquals(1, s.queued());
-    first.permit.success();
-    second.permit.success();
-    for (Recorder r : running.subList(1, 8)) {
-      r.permit.success();
-    }
-    assertEquals(0, s.inflight());
-    assertEquals(0, s.queued());
-  }
-
-  /**
-   * Where requests time out in the queue, every request queued ahead pushes the ones behind past
-   * their timeout, so the cut is kept strictly. But not on account of a cold start's backlog:
-   * for one queue timeout after overload is detected, every timeout is of a request that arrived
-   * before.
-   */
-  @Test
-  void aShortQueueIsToppedUpOnlyWhileNothingTimesOutInTheQueueSinceOverload() {
-    SetRejector rejector = new SetRejector();
-    LoadShedder s = shedder(rejector, 8); // queue timeout 1 s
-    List<Recorder> running = fill(s, 8);
-    List<Recorder> backlog = new ArrayList<>();
-    for (int i = 0; i < 5; i++) {
-      Recorder r = new Recorder();
-      s.submit(Priority.of(4, 100), r); // queued at 0, before any overload
-      backlog.add(r);
-    }
-    time.advanceTo(500 * MS);
-    rejector.cutoff = Priority.of(4, 64);
-    rejector.overloaded = true;
-    time.advanceTo(600 * MS); // overload detected at this tick
-    time.advanceTo(1_100 * MS);
-    for (Recorder r : backlog) {
-      assertEquals(RejectReason.QUEUE_TIMEOUT, r.reason, "timed out at 1 s");
-    }
-    Recorder first = new Recorder();
-    Recorder second = new Recorder();
-    s.submit(Priority.of(4, 101), first);
-    s.submit(Priority.of(4, 102), second);
-    assertNull(first.reason, "the backlog's timeouts do not count: still topped up");
-    assertNull(second.reason);
-
-    // Since overload, two requests waited their full queue timeout: the cut holds strictly.
-    time.advanceTo(2_200 * MS);
-    assertEquals(RejectReason.QUEUE_TIMEOUT, first.reason);
-    assertEquals(RejectReason.QUEUE_TIMEOUT, second.reason);
-    Recorder strict = new Recorder();
-    s.submit(Priority.of(4, 103), strict);
-    assertEquals(RejectReason.SHED, strict.reason, "timeouts since overload: no topping up");
-
-    // The memory fades by a tenth a tick: two timeouts are forgotten within a second.
-    time.advanceTo(3_300 * MS);
-    Recorder again = new Recorder();
-    s.submit(Priority.of(4, 104), again);
-    assertNull(again.reason, "topped up again");
-    assertEquals(1, s.queued());
-    for (Recorder r : running) {
-      r.permit.success();
-    }
-    again.permit.success();
-    assertEquals(0, s.inflight());
-  }
-
   private static List<Recorder> fill(LoadShedder s, int permits) {
     List<Recorder> running = new ArrayList<>();
     for (int i = 0; i < permits; i++) {
@@ -218,8 +124,7 @@ class LoadShedderTest {
     s.submit(Priority.of(1, 0), important);
     assertNotNull(important.permit);
 
-    // Every permit is in use: what is cut off is shed at the door, what is not waits. (Tier 4:
-    // the cut's own tier may top up a short queue; see theCutsOwnTierKeepsAShortQueueFromRunningDry.)
+    // Every permit is in use: what is cut off is shed at the door, what is not waits.
     Recorder cutOff = new Recorder();
     s.submit(Priority.of(4, 0), cutOff);
     assertEquals(RejectReason.SHED, cutOff.reason);
@@ -283,7 +188,6 @@ class LoadShedderTest {
     rejector.overloaded = true;
     time.advanceTo(100 * MS);
     // The tick that lowers the bound trims the backlog to it at once, least important first.
-    // Nothing is cut off, so the cut does not spare the most important tier arriving (tier 0).
     assertEquals(3, s.queued(), "a limit and a half's worth");
     for (int i = 3; i < 6; i++) {
       assertEquals(RejectReason.QUEUE_FULL, queued.get(i).reason, "cohort " + i + " is evicted");
@@ -317,14 +221,13 @@ class LoadShedderTest {
    * The bound is longer while the cut spares the most important tier arriving, whose requests go
    * ahead of everything queued: then the queue only buffers less important work. A tier counts as
    * arriving from 1% of recent traffic, so a stray request of a more important tier changes
-   * nothing.
+   * nothing. The rejector is told the bound the shedder keeps.
    */
   @Test
   void theQueueHoldsTwoLimitsWorthWhileTheCutSparesTheMostImportantTierArriving() {
     SetRejector cutInTier5 = new SetRejector();
     cutInTier5.cutoff = Priority.of(5, 64);
     cutInTier5.overloaded = true;
-    List<Boolean> spared = cutInTier5.spared;
     List<Integer> bounds = cutInTier5.bounds;
     // Every request is admitted at once and released at once: only the arrivals matter here.
     LoadShedder s = LoadShedder.builder().timer(time).limit(() -> Limits.fixed(10))
@@ -337,8 +240,7 @@ class LoadShedderTest {
       submitAndRelease(s, Priority.of(1, 0)); // 1 in 201: not a tier arriving
       time.advanceTo(now += 100 * MS);
     }
-    assertEquals(List.of(false, false, false), spared, "the cut falls inside tier 5");
-    assertEquals(15, bounds.get(2), "a limit and a half's worth");
+    assertEquals(List.of(15, 15, 15), bounds, "the cut falls inside tier 5: a limit and a half");
     for (int tick = 0; tick < 3; tick++) {
       for (int i = 0; i < 50; i++) {
         submitAndRelease(s, Priority.of(5, i));
@@ -346,10 +248,9 @@ class LoadShedderTest {
       }
       time.advanceTo(now += 100 * MS);
     }
-    // A window reports the cut in force during it, judged on the arrivals up to its start.
-    assertEquals(List.of(false, true, true), spared.subList(3, 6),
-        "the cut in tier 5 spares tier 1, arriving");
-    assertEquals(20, bounds.get(5), "two limits' worth");
+    // A window is judged with the cut in force during it, on the arrivals up to its start.
+    assertEquals(List.of(15, 20, 20), bounds.subList(3, 6),
+        "the cut in tier 5 spares tier 1, arriving: two limits' worth");
   }
 
   private static void submitAndRelease(LoadShedder s, int priority) {

@@ -14,17 +14,19 @@ final class SetRejector implements Rejector {
   boolean overloaded;
   /** Arrivals over every window seen. */
   long arrivals;
-  /** Each window's {@link ControlWindow#cutSparesTopTier()}, in order. */
-  final List<Boolean> spared = new ArrayList<>();
-  /** Each window's {@link ControlWindow#overloadQueueBound()}, in order. */
+  /** Each window's queue bound while overloaded, as the shedder's policy told it, in order. */
   final List<Integer> bounds = new ArrayList<>();
 
   @Override
   public int update(ControlWindow window) {
     arrivals += window.arrivals();
-    spared.add(window.cutSparesTopTier());
-    bounds.add(window.overloadQueueBound());
     return cutoff;
+  }
+
+  @Override
+  public int update(ControlWindow window, double backlogTarget, int queueBound) {
+    bounds.add(queueBound);
+    return update(window);
   }
 
   @Override

@@ -15,32 +15,23 @@ import java.time.Duration;
  * queue, not a burst being absorbed).
  *
  * <p><b>Ratio.</b> While shedding, a PI controller in velocity form turns the queue's dynamics into
- * a rejection ratio, from four terms:
+ * a rejection ratio, from three terms:
  * <ul>
  *   <li>The proportional term follows the excess inflow (requests enqueued minus requests admitted
  *       from the queue).
- *   <li>The integral term follows the backlog above a target of a limit and a quarter's worth,
- *       enough to keep every permit busy through the next interval's noise, counted up to the
- *       shedder's overload bound (beyond it the shedder evicts). It aims for that bound when the
- *       cut spares the most important tier arriving ({@link ControlWindow#cutSparesTopTier()}),
- *       whose requests go ahead of everything queued and so do not wait for a fuller queue; and
- *       for one limit while requests time out in the queue, since then it is too long for some
- *       tier whatever its count (not counting, for one queue timeout after shedding begins, the
- *       timeouts of the backlog that built up before).
+ *   <li>The integral term follows the backlog above a target, counted up to the queue's bound
+ *       while overloaded (beyond it the shedder evicts). Both come from the shedder's overload
+ *       policy ({@link #update(ControlWindow, double, int)}); used alone, the target is a limit
+ *       and a quarter's worth and the whole queue counts.
  *   <li>A gentle third term follows the rate of queue timeouts, which are requests shed late,
- *       after a wait, and moves that shedding to the door (the same timeouts, the same way).
- *   <li>Every interval in which the queue emptied nudges the ratio down, since the door then
- *       turned away work that idle permits could have served.
+ *       after a wait, and moves that shedding to the door.
  * </ul>
- * The controller leans toward admitting: the shedder's bound evicts the least important of what it
- * lets in too much, within milliseconds, while a door shut too far lets the queue empty and the
- * permits wait for whatever arrives next, in any order of importance. Each term is divided by the
- * arrivals of the interval, so the controller sees rates, not counts, and behaves alike at 50 and
- * at 50,000 RPS; at low rates it gathers at least {@code minArrivals} before it moves. Once the
- * queue has stayed empty for three ticks, the ratio decays by {@code decay} a tick: fast enough to
- * stop shedding within a few seconds of an overload's end, slow enough that a brief lull does not
- * reopen the door. The result is a ratio that settles in a few seconds, without the
- * all-or-nothing swings of CoDel-style shedders.
+ * Each term is divided by the arrivals of the interval, so the controller sees rates, not counts,
+ * and behaves alike at 50 and at 50,000 RPS; at low rates it gathers at least {@code minArrivals}
+ * before it moves. Once the queue has stayed empty for three ticks, the ratio decays by {@code
+ * decay} a tick: fast enough to stop shedding within a few seconds of an overload's end, slow
+ * enough that a brief lull does not reopen the door. The result is a ratio that settles in a few
+ * seconds, without the all-or-nothing swings of CoDel-style shedders.
  *
  * <p>A queue that stands while the limit is still climbing steeply (a cold start) is not judged
  * overload: it waits for capacity the limit is about to grant.
@@ -73,7 +64,6 @@ public final class PidRejector implements Rejector {
   private volatile double ratio;
   private volatile int cutoff = Priority.LEVELS;
   private volatile boolean shedding;
-  private long sheddingSinceNanos;
   private long lastEmptyNanos = Long.MIN_VALUE;
   private int emptyTicks;
   private int lastLimit;
@@ -82,26 +72,10 @@ public final class PidRejector implements Rejector {
   private long accArrivals;
   private long accEnqueued;
   private long accDequeued;
-  private long accAdmitted;
   private long accTimeouts;
-  private int accEmptiedTicks;
-  private double recentTimeouts;
 
-  /**
-   * The backlog aimed for, in limits, while the cut falls inside the most important tier
-   * arriving: about a service time of waiting, and enough that an interval's noise seldom empties
-   * the queue.
-   */
-  private static final double BACKLOG_TARGET_LIMITS = 1.25;
-
-  /** The backlog aimed for, in limits, while requests time out in the queue: a shorter queue. */
-  private static final double BACKLOG_TIMING_OUT_LIMITS = 1.0;
-
-  /** How much of the recent queue-timeout count survives each update. */
-  private static final double TIMEOUT_MEMORY = 0.9;
-
-  /** How much each interval in which the queue emptied lowers the ratio. */
-  private static final double EMPTIED_STEP = 0.01;
+  /** The backlog aimed for, in limits, when no policy says otherwise. */
+  private static final double DEFAULT_BACKLOG_LIMITS = 1.25;
 
   /** The gain on the rate of queue timeouts. */
   private static final double LATE_GAIN = 0.25;
@@ -136,14 +110,19 @@ public final class PidRejector implements Rejector {
 
   @Override
   public int update(ControlWindow w) {
-    int c = compute(w);
+    return update(w, Math.max(2, DEFAULT_BACKLOG_LIMITS * w.limit()), Integer.MAX_VALUE);
+  }
+
+  @Override
+  public int update(ControlWindow w, double backlogTarget, int queueBound) {
+    int c = compute(w, backlogTarget, queueBound);
     ratio = ratioNow;
     shedding = sheddingNow;
     cutoff = c;
     return c;
   }
 
-  private int compute(ControlWindow w) {
+  private int compute(ControlWindow w, double backlogTarget, int queueBound) {
     long now = w.nowNanos();
     updateDistribution(w.levelArrivals());
     // A queue that stands while the limit is still climbing steeply (a cold start) is waiting for
@@ -162,9 +141,7 @@ public final class PidRejector implements Rejector {
     // ratio chase a cold start's backlog, which the timeouts clear by themselves, and overshoot
     // into the most important tiers.
     accDequeued += w.dequeued() + w.queueTimeouts();
-    accAdmitted += w.admitted();
     accTimeouts += w.queueTimeouts();
-    accEmptiedTicks += w.queueEmptied() ? 1 : 0;
 
     if (!sheddingNow) {
       if (!standingQueue) {
@@ -172,7 +149,6 @@ public final class PidRejector implements Rejector {
         return cutoffNow = Priority.LEVELS;
       }
       sheddingNow = true;
-      sheddingSinceNanos = now;
     }
 
     if (emptyTicks >= 3) {
@@ -181,7 +157,6 @@ public final class PidRejector implements Rejector {
       clearAccumulators();
       if (ratioNow == 0) {
         sheddingNow = false;
-        recentTimeouts = 0;
         return cutoffNow = Priority.LEVELS;
       }
       return cutoffNow = cutoffFor(ratioNow);
@@ -192,36 +167,16 @@ public final class PidRejector implements Rejector {
     }
     double arrivals = accArrivals;
     double excess = (accEnqueued - accDequeued) / arrivals;
-    // Enough backlog to keep every permit busy through the next interval's noise.
-    // While the cut spares the most important tier, what waits is less important than what
-    // arrives next, which goes ahead of it: a full queue costs the important traffic nothing and
-    // keeps every permit busy, so aim for the bound itself, whose evictions shed the excess.
-    // But a queue that times requests out is too long, whatever its count: the least important
-    // admitted tier drains only through what the tiers above leave of the capacity, and waits
-    // far longer than the top tier for the same backlog. Then aim low, so the door sheds them.
-    // For one queue timeout after shedding began, every request that timed out had arrived
-    // before: the backlog of a cold start, which the shedder's bound has cleared since. They say
-    // nothing about the queue kept now, and counted they would hold the backlog low, and the
-    // queue near dry, for seconds.
-    long timeouts = now - sheddingSinceNanos < w.queueTimeoutNanos() ? 0 : accTimeouts;
-    recentTimeouts = recentTimeouts * TIMEOUT_MEMORY + timeouts;
-    int bound = w.overloadQueueBound();
-    double limits = recentTimeouts >= 1 ? BACKLOG_TIMING_OUT_LIMITS
-        : w.cutSparesTopTier() ? Double.POSITIVE_INFINITY : BACKLOG_TARGET_LIMITS;
-    double backlogTarget = Math.min(bound, Math.max(2, limits * w.limit()));
-    // A longer queue than the shedder keeps while overloaded (a cold start's backlog, when
-    // overload is first detected) is evicted by the shedder's bound, not drained by shedding at
-    // the door: counted in full, it would shut the door on every tier for seconds.
-    double queued = Math.min(w.queueLength(), bound);
+    // A longer queue than the bound (a cold start's backlog, when overload is first detected) is
+    // evicted by the shedder, not drained by shedding at the door: counted in full, it would shut
+    // the door on every tier for seconds.
+    double queued = Math.min(w.queueLength(), queueBound);
     double backlog = (queued - backlogTarget) / arrivals;
     // Requests that time out in the queue were shed late: at the cost of a wait, for nothing.
-    // A gentle term on their rate moves that shedding to the door. Gentle, because timeouts lag
-    // the queue by the queue timeout, and a strong term would overshoot after a cold start.
-    double late = timeouts / arrivals;
-    // A queue that emptied while the door was shedding left permits idle that the shed requests
-    // could have used: lean toward admitting. The bound evicts what this lets in too much.
-    ratioNow = clamp(ratioNow + kp * excess + ki * backlog + LATE_GAIN * late
-        - EMPTIED_STEP * accEmptiedTicks);
+    // Gentle, because timeouts lag the queue by the queue timeout, and a strong term would
+    // overshoot after a cold start.
+    double late = accTimeouts / arrivals;
+    ratioNow = clamp(ratioNow + kp * excess + ki * backlog + LATE_GAIN * late);
     clearAccumulators();
     return cutoffNow = cutoffFor(ratioNow);
   }
@@ -230,9 +185,7 @@ public final class PidRejector implements Rejector {
     accArrivals = 0;
     accEnqueued = 0;
     accDequeued = 0;
-    accAdmitted = 0;
     accTimeouts = 0;
-    accEmptiedTicks = 0;
   }
 
   private void updateDistribution(long[] arrivals) {

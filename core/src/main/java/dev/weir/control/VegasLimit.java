@@ -17,12 +17,16 @@ import java.time.Duration;
  * rather than stepping whenever a threshold is crossed, keeps the limit from random-walking upward.
  *
  * <p><b>Start.</b> The limit starts low (4), so the first window (60 samples) measures the
- * service's latency with little queueing, then doubles every tick, as TCP's slow start does, until
- * latency rises by half twice in a row. It then restarts at Vegas's estimate of the service's
- * concurrency ({@code limit * baseline / latency}), with the median of all the start-up windows
- * before the rise as the baseline: latency measured below the knee, which no later window at the
- * restarted limit can measure if that limit is above the knee. Full windows take over from it
- * after an eighth of the baseline horizon (at least two windows).
+ * service's latency with little queueing. Then, as in TCP's slow start, every answer no slower
+ * than half as much again as the start-up windows' median raises the limit by one (at most a
+ * doubling a tick), until the median of a window (20 samples) exceeds that twice in a row. So
+ * the limit doubles once a round trip of the service, however slow. It then restarts at Vegas's
+ * estimate of the service's concurrency ({@code limit * latency below the knee / latency}, from
+ * mean latencies, since a queue's wait grows with the mean service time, not the median), and
+ * takes the median of all the start-up windows before the rise as the baseline: latency measured
+ * below the knee, which no later window at the restarted limit can measure if that limit is above
+ * the knee. Full windows take over from it after an eighth of the baseline horizon (at least two
+ * windows).
  *
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
@@ -84,6 +88,9 @@ public final class VegasLimit implements Limit {
   private final LatencyHistogram startWindows = new LatencyHistogram();
   private long windowStart = Long.MIN_VALUE;
   private long windowDrops;
+  private double windowLatencySum;
+  private double startLatencySum;
+  private long startLatencyCount;
   private long windowSuccesses;
   private int windowPeak;
 
@@ -144,9 +151,13 @@ public final class VegasLimit implements Limit {
       windowStart = now - w.intervalNanos();
     }
     if (w.latencySamples() != 0) {
+      windowLatencySum += (double) w.meanLatencyNanos() * w.latencySamples();
       for (int b = 0, n = w.latencyBuckets(); b < n; b++) {
         window.add(b, w.latencyCount(b));
       }
+    }
+    if (phase == Phase.SLOW_START) {
+      slowStart(w);
     }
     windowDrops += w.drops();
     windowSuccesses += w.successes();
@@ -172,7 +183,7 @@ public final class VegasLimit implements Limit {
   private enum Phase {
     /** Measuring the no-load latency at the low initial limit. */
     MEASURE,
-    /** Doubling the limit each tick until latency rises, as TCP's slow start does. */
+    /** Growing the limit by one for each fast answer until latency rises, as TCP's slow start. */
     SLOW_START,
     /** Holding the service's internal queue near its target. */
     NORMAL
@@ -201,12 +212,16 @@ public final class VegasLimit implements Limit {
         baseline = median;
         smoothed = median;
         startWindows.merge(window);
+        startLatencySum += windowLatencySum;
+        startLatencyCount += samples;
         phase = Phase.SLOW_START;
         return;
       case SLOW_START:
-        boolean rose = median > SLOW_START_EXIT * baseline;
+        boolean rose = median > SLOW_START_EXIT * startBaseline();
         if (!rose) {
           startWindows.merge(window);
+          startLatencySum += windowLatencySum;
+          startLatencyCount += samples;
         }
         if (samples >= minSamples) {
           baseline = Math.min(baseline, median);
@@ -214,15 +229,19 @@ public final class VegasLimit implements Limit {
         // Two windows in a row, so that one noisy median of a few samples cannot end it early.
         risesInARow = rose ? risesInARow + 1 : 0;
         if (risesInARow >= 2) {
-          // Latency rose: the last doubling went past the knee. The median of all the windows
-          // before the rise is the service's latency without queueing, from enough samples to be
-          // within a few percent (one window alone can be far off, and a baseline too low would
-          // read the service's own latency as queueing). With it, Vegas's estimate of the
-          // service's concurrency (limit x baseline / latency) is where the knee is; restart
-          // there, below the last doubling. The baseline carries over, so the limit is judged
-          // from the start against latency measured below the knee.
+          // Latency rose: the limit went past the knee. The windows before the rise measured the
+          // service without queueing, from enough samples to be within a few percent (one window
+          // alone can be far off, and a baseline too low would read the service's own latency as
+          // queueing). Vegas's estimate of the service's concurrency (limit x latency below the
+          // knee / latency now) is where the knee is; restart there, at most half the limit
+          // reached. From means: the wait in a queue grows with the mean service time, and a
+          // ratio of medians reads a skewed service's concurrency low. The median baseline
+          // carries over, so the limit is judged from the start against latency below the knee.
           long pooled = startWindows.quantile(0.5);
-          limit = Math.max(minLimit, Math.min(limit / 2, limit * pooled / median));
+          double belowKnee = startLatencyCount == 0 || windowLatencySum <= 0
+              ? (double) pooled / median
+              : (startLatencySum / startLatencyCount) / (windowLatencySum / samples);
+          limit = Math.max(minLimit, Math.min(limit / 2, limit * belowKnee));
           phase = Phase.NORMAL;
           smoothed = 0;
           java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
@@ -236,10 +255,8 @@ public final class VegasLimit implements Limit {
           startWindows.clear();
           return;
         }
-        if (binding) {
-          limit = Math.min(maxLimit, limit * 2);
-        } else {
-          // Demand is met below the limit: nothing more to learn by doubling.
+        if (!binding) {
+          // Demand is met below the limit: nothing more to learn by growing it.
           phase = Phase.NORMAL;
         }
         return;
@@ -294,6 +311,32 @@ public final class VegasLimit implements Limit {
     }
   }
 
+  /**
+   * Slow start by acknowledgement, as TCP's: while the limit binds, each answer no slower than
+   * {@value #SLOW_START_EXIT} times the start-up baseline raises the limit by one, so the limit
+   * doubles once a round trip of the service however slow it is, and stops growing by itself once
+   * answers queue. At most a doubling a tick, so a fast service grows no faster than that.
+   */
+  private void slowStart(ControlWindow w) {
+    long samples = w.latencySamples();
+    if (samples == 0 || w.peakInflight() < 0.8 * w.limit()) {
+      return;
+    }
+    int fastest = LatencyHistogram.bucketOf((long) (SLOW_START_EXIT * startBaseline()));
+    long fast = 0;
+    for (int b = 0; b <= fastest && b < w.latencyBuckets(); b++) {
+      fast += w.latencyCount(b);
+    }
+    // Latency is sampled, answers are all counted: scale the fast share up to every answer.
+    double answers = (double) fast * Math.max(w.successes(), samples) / samples;
+    limit = Math.min(maxLimit, limit + Math.min(limit, answers));
+  }
+
+  /** The median of every start-up window so far whose latency had not risen: the most samples. */
+  private long startBaseline() {
+    return startWindows.count() > 0 ? startWindows.quantile(0.5) : baseline;
+  }
+
   private void trackBaseline(long now, long value) {
     long slotNanos = baselineHorizonNanos / minSlots.length;
     if (slotStart == Long.MIN_VALUE) {
@@ -329,6 +372,7 @@ public final class VegasLimit implements Limit {
     window.clear();
     windowStart = now;
     windowDrops = 0;
+    windowLatencySum = 0;
     windowSuccesses = 0;
     windowPeak = 0;
   }
@@ -365,8 +409,7 @@ public final class VegasLimit implements Limit {
     /**
      * The limit before any sample. Default 4: low, so that the first window measures the
      * service's latency with little or no queueing inside it; slow start then doubles the limit
-     * every tick until latency rises, which takes about a second even for a service of hundreds of
-     * threads.
+     * once a round trip of the service until latency rises.
      */
     public Builder initialLimit(int v) {
       this.initialLimit = Check.atLeast("initialLimit", v, 1);

@@ -1,0 +1,118 @@
+package dev.weir;
+
+/**
+ * The overload policy: every decision a shedder takes from its controllers' answers, in one place.
+ * Each tick it asks the {@link Limit} for a limit, tells the {@link Rejector} the backlog to aim
+ * for and the bound beyond which the queue is evicted, and turns the rejector's cutoff and
+ * overload judgement into the knobs the {@link Admission} mechanism reads: the limit, the cutoff
+ * and the queue's bound. It sees the {@link ControlWindow}'s observations, as the controllers do,
+ * and nothing else of the mechanism. Ticks never overlap, so its state needs no synchronisation.
+ * Why each rule exists, and what the scenario corpus says of it: {@code docs/design.md}.
+ */
+final class OverloadPolicy {
+  /** The queue's bound while overloaded, in limits: about this many service times of waiting. */
+  static final double OVERLOAD_QUEUE_LIMITS = 1.5;
+  /** The bound while the cut spares the most important tier arriving, which waits for none. */
+  static final double SPARING_QUEUE_LIMITS = 2;
+  /** The backlog the rejector aims for, in limits: enough that noise seldom empties the queue. */
+  static final double BACKLOG_LIMITS = 1.25;
+  /** The backlog aimed for while requests time out in the queue: a shorter queue sheds them. */
+  static final double TIMING_OUT_BACKLOG_LIMITS = 1.0;
+  /** How much of the recent queue-timeout count survives each tick. */
+  private static final double QUEUE_TIMEOUT_MEMORY = 0.9;
+  /** The share of recent arrivals from which a tier counts as arriving. */
+  private static final double ARRIVING_TIER_SHARE = 0.01;
+  /** How much of the recent per-tier arrivals survives each tick. */
+  private static final double TIER_ARRIVALS_DECAY = 0.9;
+
+  private final Limit limitController;
+  private final Rejector rejector;
+  private final int queueCapacity;
+  private final double[] recentTierArrivals = new double[Priority.TIERS];
+  private double recentQueueTimeouts;
+  private boolean cutSparesTopTier;
+
+  /** The decisions of the last tick, for the mechanism. */
+  int limit;
+  int cutoff = Priority.LEVELS;
+  int queueBound;
+
+  OverloadPolicy(Limit limitController, Rejector rejector, int queueCapacity) {
+    this.limitController = limitController;
+    this.rejector = rejector;
+    this.queueCapacity = queueCapacity;
+    this.limit = limitController.initialLimit();
+    this.queueBound = queueCapacity;
+  }
+
+  /** Decides the limit, the cutoff and the queue's bound from one interval's observations. */
+  void decide(ControlWindow w) {
+    int max = limitController.maxLimit();
+    limit = Math.max(1, Math.min(max, limitController.update(w)));
+    // The rejector aims at the interval just observed: the limit and the cut in force during it.
+    int bound = overloadBound(w.limit());
+    recentQueueTimeouts = recentQueueTimeouts * QUEUE_TIMEOUT_MEMORY + w.queueTimeouts();
+    double backlogTarget;
+    if (recentQueueTimeouts >= 1) {
+      // A queue that times requests out is too long for some tier whatever its count: the least
+      // important admitted tier drains only through what the tiers above leave of the capacity.
+      backlogTarget = Math.max(2, TIMING_OUT_BACKLOG_LIMITS * w.limit());
+    } else if (cutSparesTopTier) {
+      // What waits is less important than what arrives next, which goes ahead of it: a full
+      // queue costs the important traffic nothing and keeps every permit busy.
+      backlogTarget = bound;
+    } else {
+      backlogTarget = Math.max(2, BACKLOG_LIMITS * w.limit());
+    }
+    cutoff = Math.max(0, Math.min(Priority.LEVELS,
+        rejector.update(w, Math.min(bound, backlogTarget), bound)));
+    trackTiers(w.levelArrivals());
+    cutSparesTopTier = sparesTopTier(cutoff);
+    queueBound = rejector.overloaded() ? overloadBound(limit) : queueCapacity;
+  }
+
+  /**
+   * The queue's bound while overloaded at {@code limit}: {@value #OVERLOAD_QUEUE_LIMITS} limits'
+   * worth ({@value #SPARING_QUEUE_LIMITS} while the cut spares the most important tier arriving),
+   * at least two, at most the configured capacity. The cutoff trails every surge by a tick or
+   * two; a queue longer than the permits drain in a couple of service times only makes every
+   * admitted request wait, so the excess is evicted, least important first, within milliseconds.
+   */
+  int overloadBound(int limit) {
+    double limits = cutSparesTopTier ? SPARING_QUEUE_LIMITS : OVERLOAD_QUEUE_LIMITS;
+    long cap = Math.max(2L, (long) (limits * limit));
+    return (int) Math.min(queueCapacity, cap);
+  }
+
+  private void trackTiers(long[] levelArrivals) {
+    for (int tier = 0; tier < Priority.TIERS; tier++) {
+      long arrivals = 0;
+      for (int level = tier * Priority.COHORTS; level < (tier + 1) * Priority.COHORTS; level++) {
+        arrivals += levelArrivals[level];
+      }
+      recentTierArrivals[tier] = recentTierArrivals[tier] * TIER_ARRIVALS_DECAY + arrivals;
+    }
+  }
+
+  /**
+   * Whether {@code cut} sheds only tiers less important than the most important one arriving:
+   * then none of that tier waits behind what the queue holds. A tier counts as arriving from
+   * {@value #ARRIVING_TIER_SHARE} of recent traffic, a share, so the answer is the same at 50 and
+   * at 50,000 RPS, and a stray request of a more important tier does not change it.
+   */
+  private boolean sparesTopTier(int cut) {
+    double total = 0;
+    for (double v : recentTierArrivals) {
+      total += v;
+    }
+    if (cut >= Priority.LEVELS || total <= 0) {
+      return false;
+    }
+    for (int tier = 0; tier < Priority.tier(cut); tier++) {
+      if (recentTierArrivals[tier] >= ARRIVING_TIER_SHARE * total) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
