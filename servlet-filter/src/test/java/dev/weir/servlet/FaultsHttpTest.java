@@ -72,7 +72,7 @@ class FaultsHttpTest {
   }
 
   /**
-   * Item 1: clients that leave while the application works, in bounded mode. The buffered answer
+   * Clients that leave while the application works, in bounded mode. The buffered answer
    * (4 MB, under the cap) cannot be written at commit; the permit must come back all the same.
    */
   @Test
@@ -112,7 +112,7 @@ class FaultsHttpTest {
   }
 
   /**
-   * Item 3: bounded mode keeps at most maxBufferedBytes of a response in memory; a longer one
+   * Bounded mode keeps at most maxBufferedBytes of a response in memory; a longer one
    * streams, complete, and a short one is still buffered with its length.
    */
   @Test
@@ -148,7 +148,7 @@ class FaultsHttpTest {
   }
 
   /**
-   * Item 4: junk methods and paths cannot take the per-route slots: keys come from known methods
+   * Junk methods and paths cannot take the per-route slots: keys come from known methods
    * and servlet mapping patterns, so a real route keeps its own shedder.
    */
   @Test
@@ -179,7 +179,7 @@ class FaultsHttpTest {
     }
   }
 
-  /** Item 4: a route idle for routeIdleTimeout gives its slot back and its shedder is closed. */
+  /** A route idle for routeIdleTimeout gives its slot back and its shedder is closed. */
   @Test
   void idleRoutesAgeOutAndFreeTheirSlot() throws Exception {
     WeirFilter filter = WeirFilter.builder().maxShedders(1)
@@ -200,7 +200,7 @@ class FaultsHttpTest {
   }
 
   /**
-   * Item 6: a limit factory that fails on a later call (throws, or returns null) costs the route
+   * A limit factory that fails on a later call (throws, or returns null) costs the route
    * its own shedder, not its answers: the overflow shedder, built and validated at init, serves.
    */
   @Test
@@ -238,7 +238,7 @@ class FaultsHttpTest {
   }
 
   /**
-   * Item 5: four clients sending their bodies at a byte every 300 ms hold every permit of the
+   * Four clients sending their bodies at a byte every 300 ms hold every permit of the
    * route; past bodyReadTimeout the permits are released as DROPPED and a normal upload is
    * served while they still dribble.
    */
@@ -296,7 +296,7 @@ class FaultsHttpTest {
   }
 
   /**
-   * Item 7, what the README says: a queued request whose HTTP/1.1 client left is not withdrawn
+   * A queued request whose HTTP/1.1 client left is not withdrawn
    * (Jetty reports no close of a suspended HTTP/1.1 request); it runs once a permit frees, and
    * its permit comes back like any other.
    */
@@ -339,7 +339,7 @@ class FaultsHttpTest {
   }
 
   /**
-   * Item 2: asynchronous cycles that never complete (timeout 0, never completed), in both modes:
+   * Asynchronous cycles that never complete (timeout 0, never completed), in both modes:
    * the shedder's watchdog reclaims their permits as DROPPED past the deadline plus its grace,
    * and the route recovers.
    */
