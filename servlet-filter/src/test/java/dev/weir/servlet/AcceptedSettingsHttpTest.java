@@ -14,8 +14,6 @@ import dev.weir.http.RejectionFormat;
 import dev.weir.internal.Check;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.FilterConfig;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletRequest;
 import jakarta.servlet.ServletResponse;
 import java.net.http.HttpClient;
@@ -23,8 +21,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.Enumeration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -131,30 +127,6 @@ class AcceptedSettingsHttpTest {
             "weir.tierHeader", "X-T", "weir.callerHeader", "X-C", "weir.userKeyHeader", "X-U"));
   }
 
-  private static FilterConfig config(Map<String, String> params) {
-    return new FilterConfig() {
-      @Override
-      public String getFilterName() {
-        return "weir";
-      }
-
-      @Override
-      public ServletContext getServletContext() {
-        return null;
-      }
-
-      @Override
-      public String getInitParameter(String name) {
-        return params.get(name);
-      }
-
-      @Override
-      public Enumeration<String> getInitParameterNames() {
-        return Collections.enumeration(params.keySet());
-      }
-    };
-  }
-
   @Test
   void acceptedSettingsNeverFailARequest() throws Exception {
     List<WeirFilter> filters = new ArrayList<>();
@@ -163,7 +135,7 @@ class AcceptedSettingsHttpTest {
     }
     for (Map<String, String> params : initParams()) {
       WeirFilter f = new WeirFilter();
-      f.init(config(params));
+      f.init(Support.filterConfig(params));
       filters.add(f);
     }
     Swap swap = new Swap();

@@ -8,11 +8,8 @@ import dev.weir.LoadShedder;
 import dev.weir.Priority;
 import dev.weir.http.RejectionFormat;
 import jakarta.servlet.FilterConfig;
-import jakarta.servlet.ServletContext;
 import jakarta.servlet.ServletException;
 import java.time.Duration;
-import java.util.Collections;
-import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -24,27 +21,7 @@ class InitParamsTest {
     for (int i = 0; i < pairs.length; i += 2) {
       params.put(pairs[i], pairs[i + 1]);
     }
-    return new FilterConfig() {
-      @Override
-      public String getFilterName() {
-        return "weir";
-      }
-
-      @Override
-      public ServletContext getServletContext() {
-        return null;
-      }
-
-      @Override
-      public String getInitParameter(String name) {
-        return params.get(name);
-      }
-
-      @Override
-      public Enumeration<String> getInitParameterNames() {
-        return Collections.enumeration(params.keySet());
-      }
-    };
+    return Support.filterConfig(params);
   }
 
   private static WeirFilter init(String... pairs) throws ServletException {

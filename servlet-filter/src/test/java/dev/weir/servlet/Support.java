@@ -3,16 +3,46 @@ package dev.weir.servlet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.weir.LoadShedder;
+import jakarta.servlet.FilterConfig;
+import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-/** Small test helpers: polling with a deadline, and servlets from lambdas. */
+/** Small test helpers: polling with a deadline, servlets from lambdas, and filter configs. */
 final class Support {
   private Support() {}
+
+  /** A filter config with these init-params, as a {@code web.xml} would give. */
+  static FilterConfig filterConfig(Map<String, String> params) {
+    return new FilterConfig() {
+      @Override
+      public String getFilterName() {
+        return "weir";
+      }
+
+      @Override
+      public ServletContext getServletContext() {
+        return null;
+      }
+
+      @Override
+      public String getInitParameter(String name) {
+        return params.get(name);
+      }
+
+      @Override
+      public Enumeration<String> getInitParameterNames() {
+        return Collections.enumeration(params.keySet());
+      }
+    };
+  }
 
   interface Handler {
     void handle(HttpServletRequest req, HttpServletResponse res) throws Exception;
