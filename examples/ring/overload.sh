@@ -3,7 +3,9 @@
 # examples/ring/overload.sh [runs=10] [mode=sync|async] [extra server args, e.g. :max-threads 400]
 # Each run starts a fresh server JVM (weir.example.overload: 8 connections x 20 ms = 400 req/s
 # downstream) on 127.0.0.1, drives it for 3 s warm-up + 10 s at 600 req/s with the examples'
-# LoadGenerator (examples/ring/load/RingLoad.java), prints tier-1 success and P99, and stops it.
+# LoadGenerator (examples/ring/load/RingLoad.java), prints tier-1 success and P99 (and how tier 1's
+# failures split: 429, 503, late, other), and stops it. With WEIR_TRACE=PREFIX set, the server
+# prints its shedders' state every 250 ms, kept in PREFIX.N for run N.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-10}; mode=${2:-sync}; shift $(( $# > 2 ? 2 : $# )) || true
@@ -26,5 +28,6 @@ for i in $(seq 1 "$runs"); do
   printf 'run %2d: %s | loadavg %s -> %s\n' "$i" "$line" "$load_before" "$(cut -d' ' -f1 /proc/loadavg)"
   exec 3>&-
   wait "$server" || true
+  if [ -n "${WEIR_TRACE:-}" ]; then cp "$fifo.out" "$WEIR_TRACE.$i"; fi
   rm -f "$fifo" "$fifo.out"
 done

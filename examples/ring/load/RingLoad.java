@@ -1,5 +1,6 @@
 import dev.weir.examples.LoadGenerator;
 import dev.weir.examples.LoadReport;
+import dev.weir.examples.Status;
 import dev.weir.examples.TierStats;
 import java.net.URI;
 import java.time.Duration;
@@ -23,8 +24,11 @@ public class RingLoad {
         .run();
     TierStats t1 = r.tier(1);
     TierStats t5 = r.tier(5);
-    System.out.printf("tier1 %.2f%% p99 %.0f ms (sent %d) | tier5 %.2f%% | goodput %.0f/s | max send lag %.0f ms%n",
-        100 * t1.successRatio(), t1.latencyMillis(0.99), t1.sent(), 100 * t5.successRatio(),
-        r.total().goodputPerSecond(), r.maxSendLagMillis());
+    System.out.printf("tier1 %.2f%% p99 %.0f ms (sent %d; 429 %d, 503 %d, late %d, other %d)"
+            + " | tier5 %.2f%% | goodput %.0f/s | max send lag %.0f ms%n",
+        100 * t1.successRatio(), t1.latencyMillis(0.99), t1.sent(),
+        t1.count(Status.TOO_MANY_REQUESTS), t1.count(Status.UNAVAILABLE), t1.count(Status.TIMEOUT),
+        t1.count(Status.OTHER), 100 * t5.successRatio(), r.total().goodputPerSecond(),
+        r.maxSendLagMillis());
   }
 }

@@ -111,6 +111,7 @@ final class ControlLoop {
     w.shed = counters.sinceTick(Snapshot.Counter.SHED);
     w.queueFull = counters.sinceTick(Snapshot.Counter.QUEUE_FULL);
     w.queueTimeouts = counters.sinceTick(Snapshot.Counter.QUEUE_TIMEOUT);
+    w.cancelled = counters.sinceTick(Snapshot.Counter.CANCELLED);
     w.admitted = counters.sinceTick(Snapshot.Counter.ADMITTED);
     w.successes = counters.sinceTick(Snapshot.Counter.SUCCEEDED);
     w.errors = counters.sinceTick(Snapshot.Counter.FAILED);

@@ -16,6 +16,7 @@ public final class ControlWindow {
   long queueFull;
   long enqueued;
   long dequeued;
+  long cancelled;
   long queueTimeouts;
   long admitted;
   long successes;
@@ -53,6 +54,12 @@ public final class ControlWindow {
 
   /** Requests that left the queue admitted: the queue's outflow. */
   public long dequeued() { return dequeued; }
+
+  /**
+   * Requests withdrawn from the queue by their caller ({@link Ticket#cancel()}): a client that
+   * left, or an adapter that needed the request's thread back.
+   */
+  public long cancelled() { return cancelled; }
 
   /** Requests that left the queue on their queue timeout. */
   public long queueTimeouts() { return queueTimeouts; }

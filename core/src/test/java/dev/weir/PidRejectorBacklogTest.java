@@ -62,4 +62,23 @@ class PidRejectorBacklogTest {
     assertTrue(rejector.ratio() <= 0.5, "tier 5 is half the traffic; ratio " + rejector.ratio());
     assertTrue(rejector.cutoff() > Priority.of(1, 0), "tier 1 is admitted");
   }
+
+  @Test
+  void requestsTheirCallersWithdrawLeaveTheQueueAsTimeoutsDo() {
+    // A standing queue whose length holds: half the outflow is served, half withdrawn by callers
+    // (clients that left; the Ring middleware's sync seats evicting a less important waiter).
+    // Counted as excess inflow, the withdrawals alone would push the ratio up every tick until
+    // the door shut on tier 1 too.
+    PidRejector rejector = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 40; i++, now += TICK) {
+      ControlWindow w = window(now, 12);
+      w.enqueued = 60;
+      w.dequeued = 30;
+      w.cancelled = 30;
+      rejector.update(w, 12.5, BOUND);
+    }
+    assertTrue(rejector.ratio() < 0.05, "the queue holds; ratio " + rejector.ratio());
+    assertTrue(rejector.cutoff() > Priority.of(5, 0), "tier 5 is admitted");
+  }
 }

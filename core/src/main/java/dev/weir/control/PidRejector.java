@@ -139,8 +139,8 @@ public final class PidRejector implements Rejector {
     accEnqueued += w.enqueued();
     // Queue timeouts leave the queue too. Counting them as excess inflow instead would make the
     // ratio chase a cold start's backlog, which the timeouts clear by themselves, and overshoot
-    // into the most important tiers.
-    accDequeued += w.dequeued() + w.queueTimeouts();
+    // into the most important tiers. Requests their callers withdrew left it too.
+    accDequeued += w.dequeued() + w.queueTimeouts() + w.cancelled();
     accTimeouts += w.queueTimeouts();
 
     if (!sheddingNow) {

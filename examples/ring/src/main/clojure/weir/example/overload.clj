@@ -43,6 +43,17 @@
         bound (.getLocalPort ^ServerConnector (first (.getConnectors server)))]
     (println "listening" bound)
     (flush)
+    ;; With WEIR_TRACE set, every 250 ms, each shedder's state on stderr (the script keeps it beside the run).
+    (when (System/getenv "WEIR_TRACE")
+      (doto (Thread. ^Runnable (fn []
+                                 (try
+                                   (loop []
+                                     (Thread/sleep 250)
+                                     (doseq [[_ s] (wr/shedders shed)]
+                                       (binding [*out* *err*] (println (System/currentTimeMillis) (str s) "ratio" (.rejectionRatio ^dev.weir.LoadShedder s))))
+                                     (recur))
+                                   (catch InterruptedException _))))
+        (.setDaemon true) (.start)))
     ;; Stop when the driving script closes our stdin.
     (while (not= -1 (.read System/in)))
     (.stop server)
