@@ -119,12 +119,11 @@ public final class OverloadExperiment {
         + " endpoint's capacity. Each point on a fresh server: %d s warm-up, then %d s measured."
         + " Goodput (ok/s) counts the successes that ended in the measured window; the status mix"
         + " and latencies are of the requests sent in it.%s Started %s on %d cores; expected to"
-        + " take about %d minutes.", ExampleServer.THREADS, MIX, s.timeoutMillis, s.warmupSeconds,
+        + " take about %s.", ExampleServer.THREADS, MIX, s.timeoutMillis, s.warmupSeconds,
         s.seconds, keyLoads.isEmpty() || s.runs == 1 ? "" : String.format(Locale.ROOT,
             " At %s every guard ran %d times, the i-th run on seed %d + i - 1; the table shows"
                 + " the first.", loads(keyLoads), s.runs, s.seed),
-        Instant.now().truncatedTo(ChronoUnit.SECONDS), cores,
-        Math.round(expectedSeconds(s) / 60.0));
+        Instant.now().truncatedTo(ChronoUnit.SECONDS), cores, duration(expectedSeconds(s)));
     out.println(TITLE);
     out.println("  " + common);
     List<EndpointResult> results = new ArrayList<>();
@@ -307,6 +306,11 @@ public final class OverloadExperiment {
       seconds += s.probeWarmupSeconds + s.probeSeconds + 1;
     }
     return seconds;
+  }
+
+  /** {@code 55 s} under two minutes, else {@code 18 minutes}. */
+  static String duration(long seconds) {
+    return seconds < 120 ? seconds + " s" : Math.round(seconds / 60.0) + " minutes";
   }
 
   /** {@code 1.5x}, or {@code 1.5x and 3x}. */
