@@ -22,8 +22,10 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * A Jetty 12 (ee10) application whose endpoint {@code GET /work} makes one call to a {@link
- * Downstream} and answers {@code 200 ok}, and whose {@code GET /hello} answers at once; optionally
- * protected by a servlet {@link Filter} on {@code /*}.
+ * Downstream} and answers {@code 200 ok}, whose {@code GET /compute} runs a fixed amount of CPU
+ * work ({@link Compute}) and answers {@code 200 ok <hash>}, and whose {@code GET /hello} answers at
+ * once; optionally protected by a servlet {@link Filter} on {@code /*}, so that every endpoint
+ * passes the same guard.
  *
  * <p>The server has 200 threads, far more than the downstream has connections, as is usual: under
  * overload the extra threads do not refuse work, they pile up waiting for a connection, and the
@@ -37,6 +39,8 @@ public final class ExampleServer implements AutoCloseable {
   public static final int THREADS = 200;
   /** The path of the endpoint that calls the downstream. */
   public static final String WORK_PATH = "/work";
+  /** The path of the endpoint that runs a fixed amount of CPU work. */
+  public static final String COMPUTE_PATH = "/compute";
   /** The path of an endpoint that answers at once, to measure per-request overheads. */
   public static final String HELLO_PATH = "/hello";
 
@@ -58,6 +62,15 @@ public final class ExampleServer implements AutoCloseable {
   }
 
   /**
+   * Starts a server over {@code backends} on {@code 127.0.0.1} on a free port.
+   *
+   * @param filter the filter to install on {@code /*}, or {@code null} for an unprotected server
+   */
+  public static ExampleServer start(Backends backends, Filter filter) throws Exception {
+    return start("127.0.0.1", 0, backends, filter, UnaryOperator.identity());
+  }
+
+  /**
    * Starts a server on {@code host:port} ({@code port} 0 for a free one); {@code host} is a name or
    * an IPv4 address.
    *
@@ -65,7 +78,7 @@ public final class ExampleServer implements AutoCloseable {
    */
   public static ExampleServer start(String host, int port, Downstream downstream, Filter filter)
       throws Exception {
-    return start(host, port, downstream, filter, UnaryOperator.identity());
+    return start(host, port, Backends.of(downstream), filter, UnaryOperator.identity());
   }
 
   /**
@@ -77,10 +90,22 @@ public final class ExampleServer implements AutoCloseable {
    */
   public static ExampleServer start(Downstream downstream, Filter filter,
       UnaryOperator<Handler> outer) throws Exception {
-    return start("127.0.0.1", 0, downstream, filter, outer);
+    return start("127.0.0.1", 0, Backends.of(downstream), filter, outer);
   }
 
-  private static ExampleServer start(String host, int port, Downstream downstream, Filter filter,
+  /**
+   * Starts a server over {@code backends} on {@code 127.0.0.1} on a free port, with the
+   * application's handler wrapped by {@code outer}.
+   *
+   * @param filter the filter to install on {@code /*}, or {@code null} for none
+   * @param outer given the application's handler, returns the server's handler
+   */
+  public static ExampleServer start(Backends backends, Filter filter,
+      UnaryOperator<Handler> outer) throws Exception {
+    return start("127.0.0.1", 0, backends, filter, outer);
+  }
+
+  private static ExampleServer start(String host, int port, Backends backends, Filter filter,
       UnaryOperator<Handler> outer) throws Exception {
     QueuedThreadPool threads = new QueuedThreadPool(THREADS, 8);
     threads.setName("example-server");
@@ -94,9 +119,12 @@ public final class ExampleServer implements AutoCloseable {
     server.addConnector(connector);
 
     ServletContextHandler context = new ServletContextHandler("/");
-    ServletHolder work = new ServletHolder("work", new WorkServlet(downstream));
+    ServletHolder work = new ServletHolder("work", new WorkServlet(backends.downstream()));
     work.setAsyncSupported(true);
     context.addServlet(work, WORK_PATH);
+    ServletHolder compute = new ServletHolder("compute", new ComputeServlet(backends.compute()));
+    compute.setAsyncSupported(true);
+    context.addServlet(compute, COMPUTE_PATH);
     ServletHolder hello = new ServletHolder("hello", new HelloServlet());
     hello.setAsyncSupported(true);
     context.addServlet(hello, HELLO_PATH);
@@ -123,6 +151,11 @@ public final class ExampleServer implements AutoCloseable {
   /** The URI of the endpoint, such as {@code http://127.0.0.1:41234/work}. */
   public URI workUri() {
     return workUri;
+  }
+
+  /** The URI of the CPU-bound endpoint, such as {@code http://127.0.0.1:41234/compute}. */
+  public URI computeUri() {
+    return workUri.resolve(COMPUTE_PATH);
   }
 
   /** The URI of the endpoint that answers at once, such as {@code http://127.0.0.1:41234/hello}. */
@@ -157,6 +190,8 @@ public final class ExampleServer implements AutoCloseable {
       "  --unprotected     without the filter",
       "  --connections N   downstream connections (default 8)",
       "  --service-ms N    mean downstream service time (default 20)",
+      "  --compute-rounds N  hash rounds of one GET /compute (default " + Compute.DEFAULT_ROUNDS
+          + ", about 4 ms of CPU on a 2-core VM)",
       "  --seed N          seed of service times (default 42)",
       "  --help            this text");
 
@@ -165,18 +200,20 @@ public final class ExampleServer implements AutoCloseable {
    * Protected, it uses {@code new WeirFilter()}: zero configuration.
    */
   public static void main(String[] args) throws Exception {
-    Downstream downstream;
+    Backends backends;
     Filter filter;
     int port;
     try {
-      Args a = Args.parse(args, "port", "unprotected", "connections", "service-ms", "seed", "help");
+      Args a = Args.parse(args, "port", "unprotected", "connections", "service-ms",
+          "compute-rounds", "seed", "help");
       if (a.flag("help")) {
         System.out.println(USAGE);
         return;
       }
       port = a.intValue("port", 8080, 0, 65535);
-      downstream = new Downstream(a.intValue("connections", 8, 1, 10_000),
-          Duration.ofMillis(a.intValue("service-ms", 20, 1, 60_000)), a.longValue("seed", 42));
+      backends = new Backends(new Downstream(a.intValue("connections", 8, 1, 10_000),
+          Duration.ofMillis(a.intValue("service-ms", 20, 1, 60_000)), a.longValue("seed", 42)),
+          new Compute(a.intValue("compute-rounds", Compute.DEFAULT_ROUNDS, 1, 1_000_000_000)));
       filter = a.flag("unprotected") ? null : new WeirFilter();
     } catch (IllegalArgumentException e) {
       System.err.println("server: " + e.getMessage());
@@ -184,11 +221,14 @@ public final class ExampleServer implements AutoCloseable {
       System.exit(2);
       return;
     }
-    ExampleServer server = start("127.0.0.1", port, downstream, filter);
-    System.out.printf(Locale.ROOT, "Example server on %s (%s), downstream capacity %.0f req/s;"
-        + " try: curl -H 'X-Weir-Tier: 1' %s%nCtrl-C stops it.%n", server.workUri(),
-        filter == null ? "unprotected" : "protected by Weir", downstream.capacityPerSecond(),
-        server.workUri());
+    ExampleServer server =
+        start("127.0.0.1", port, backends, filter, UnaryOperator.identity());
+    System.out.printf(Locale.ROOT, "Example server on %s (%s), downstream capacity %.0f req/s,"
+        + " and %s (%d hash rounds a request); try: curl -H 'X-Weir-Tier: 1' %s%n"
+        + "Ctrl-C stops it.%n", server.workUri(),
+        filter == null ? "unprotected" : "protected by Weir",
+        backends.downstream().capacityPerSecond(), server.computeUri(),
+        backends.compute().rounds(), server.workUri());
     server.server.join();
   }
 
@@ -200,6 +240,23 @@ public final class ExampleServer implements AutoCloseable {
     protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
       resp.setContentType("text/plain");
       resp.getWriter().write("hello\n");
+    }
+  }
+
+  /** The CPU-bound endpoint: a fixed number of hash rounds per request, the hash in the body. */
+  private static final class ComputeServlet extends HttpServlet {
+    private static final long serialVersionUID = 1L;
+    private final transient Compute compute;
+
+    ComputeServlet(Compute compute) {
+      this.compute = compute;
+    }
+
+    @Override
+    protected void doGet(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+      long hash = compute.run(System.nanoTime());
+      resp.setContentType("text/plain");
+      resp.getWriter().write("ok " + Long.toHexString(hash) + "\n");
     }
   }
 

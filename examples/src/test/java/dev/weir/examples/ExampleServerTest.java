@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.servlet.WeirFilter;
+import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -63,6 +64,42 @@ class ExampleServerTest {
       assertEquals(404, missing.statusCode());
       assertTrue(server.port() > 0);
     }
+  }
+
+  @Test
+  void computeAnswersItsHashAndHasItsOwnRouteShedderBehindTheSameFilter() throws Exception {
+    Compute compute = new Compute(1000);
+    WeirFilter filter = new WeirFilter();
+    try (ExampleServer server = ExampleServer.start(
+        new Backends(new Downstream(2, Duration.ofMillis(1), 1), compute), filter)) {
+      HttpClient http = HttpClient.newHttpClient();
+      for (URI uri : List.of(server.computeUri(), server.workUri())) {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri)
+            .header("X-Weir-Tier", "1").timeout(Duration.ofSeconds(10)).build(),
+            HttpResponse.BodyHandlers.ofString());
+        assertEquals(200, r.statusCode(), uri.toString());
+        if (uri.equals(server.computeUri())) {
+          assertTrue(r.body().matches("ok [0-9a-f]+\n"), r.body());
+        }
+      }
+      assertEquals("/compute", server.computeUri().getPath());
+      // One shedder per route: overloading /compute sheds nothing of /work.
+      assertTrue(filter.shedders().containsKey("GET /compute"), filter.shedders().toString());
+      assertTrue(filter.shedders().containsKey("GET /work"), filter.shedders().toString());
+    }
+  }
+
+  @Test
+  void computeIsAFixedDeterministicAmountOfWork() {
+    Compute compute = new Compute(1000);
+    assertEquals(1000, compute.rounds());
+    assertEquals(compute.run(7), compute.run(7), "the same seed, the same hash");
+    assertTrue(compute.run(7) != compute.run(8), "the hash depends on the seed");
+    assertTrue(new Compute(1001).run(7) != compute.run(7), "and on every round");
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> new Compute(0));
+    assertTrue(e.getMessage().contains("rounds"), e.getMessage());
+    assertThrows(NullPointerException.class, () -> new Backends(null, compute));
   }
 
   @Test

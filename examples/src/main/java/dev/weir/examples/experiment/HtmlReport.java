@@ -7,10 +7,10 @@ import java.util.Locale;
 import java.util.function.ToDoubleFunction;
 
 /**
- * Renders the experiment as one self-contained HTML page: inline SVG line charts (goodput, top-tier
- * goodput and top-tier P99 against offered load, one line per guard), the goals, the table and
- * each guard's settings. No script, no stylesheet or font from elsewhere. The markup is
- * well-formed XML, so that it can be checked by a parser.
+ * Renders the experiment as one self-contained HTML page with a section per endpoint: inline SVG
+ * line charts (goodput, top-tier goodput and top-tier P99 against offered load, one line per
+ * guard), the goals, the table and each guard's settings. No script, no stylesheet or font from
+ * elsewhere. The markup is well-formed XML, so that it can be checked by a parser.
  */
 final class HtmlReport {
   // Okabe-Ito colours, distinguishable with the common colour-vision deficiencies.
@@ -25,10 +25,37 @@ final class HtmlReport {
 
   private HtmlReport() {}
 
+  /** A page of one untitled section; see {@link #section} for the parameters. */
+  static String render(String title, String description, List<Guard> guards, List<Point> points,
+      Point baseline, double capacity, double p99Bound, List<Goals.Goal> goals, String runs) {
+    return page(title, "", List.of(section(null, description, guards, points, baseline, capacity,
+        p99Bound, goals, runs)));
+  }
+
   /**
-   * The page.
+   * The page: its heading, a paragraph of plain text (none if empty), then the sections, each
+   * from {@link #section}.
+   */
+  static String page(String title, String description, List<String> sections) {
+    StringBuilder h = new StringBuilder(16_384 * (1 + sections.size()));
+    h.append("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n")
+        .append("<meta charset=\"utf-8\"/>\n<title>").append(esc(title)).append("</title>\n")
+        .append("<style>body{font-family:sans-serif;max-width:980px;margin:1em auto;color:#222}"
+            + "table{border-collapse:collapse;font-size:12px}td,th{padding:2px 6px;"
+            + "text-align:right;border-bottom:1px solid #ddd}td.l,th.l{text-align:left}"
+            + "svg{display:block;margin:.5em 0}.met{color:#007a3d}.missed{color:#b00020}"
+            + "</style>\n</head>\n<body>\n<h1>").append(esc(title)).append("</h1>\n");
+    if (!description.isEmpty()) {
+      h.append("<p>").append(esc(description)).append("</p>\n");
+    }
+    sections.forEach(h::append);
+    return h.append("</body>\n</html>\n").toString();
+  }
+
+  /**
+   * One endpoint's section.
    *
-   * @param title the page's heading
+   * @param heading the section's heading, or null for none
    * @param description the set-up, one paragraph of plain text
    * @param guards the guards, in legend order
    * @param points every measured point
@@ -38,18 +65,15 @@ final class HtmlReport {
    * @param goals the goals and whether they were met
    * @param runs every run at the goals' loads, as preformatted text; empty if there was one
    */
-  static String render(String title, String description, List<Guard> guards, List<Point> points,
-      Point baseline, double capacity, double p99Bound, List<Goals.Goal> goals, String runs) {
+  static String section(String heading, String description, List<Guard> guards,
+      List<Point> points, Point baseline, double capacity, double p99Bound, List<Goals.Goal> goals,
+      String runs) {
     StringBuilder h = new StringBuilder(16_384);
-    h.append("<!DOCTYPE html>\n<html xmlns=\"http://www.w3.org/1999/xhtml\" lang=\"en\">\n<head>\n")
-        .append("<meta charset=\"utf-8\"/>\n<title>").append(esc(title)).append("</title>\n")
-        .append("<style>body{font-family:sans-serif;max-width:980px;margin:1em auto;color:#222}"
-            + "table{border-collapse:collapse;font-size:12px}td,th{padding:2px 6px;"
-            + "text-align:right;border-bottom:1px solid #ddd}td.l,th.l{text-align:left}"
-            + "svg{display:block;margin:.5em 0}.met{color:#007a3d}.missed{color:#b00020}"
-            + "</style>\n</head>\n<body>\n<h1>").append(esc(title)).append("</h1>\n<p>")
-        .append(esc(description)).append("</p>\n");
-    List<String> names = guards.stream().map(Guard::name).toList();
+    if (heading != null) {
+      h.append("<h2>").append(esc(heading)).append("</h2>\n");
+    }
+    h.append("<p>").append(esc(description)).append("</p>\n");
+    List<String> names = guards.stream().map(Guard::label).toList();
     int top = points.isEmpty() ? 1 : points.get(0).topTier();
     h.append(chart("Goodput (successful requests per second, all tiers)", "req/s", names, points,
         Point::totalGoodput, capacity, "capacity"));
@@ -58,7 +82,7 @@ final class HtmlReport {
     h.append(chart("Tier " + top + " P99 latency of successes", "ms", names, points,
         Point::topP99Millis, p99Bound, "goal: 2x unloaded"));
     if (!goals.isEmpty()) {
-      h.append("<h2>Goals</h2>\n<ul>\n");
+      h.append("<h3>Goals</h3>\n<ul>\n");
       for (Goals.Goal g : goals) {
         h.append("<li><span class=\"").append(g.met() ? "met\">met" : "missed\">not met")
             .append("</span>: ").append(esc(g.goal())).append(" (").append(esc(g.evidence()))
@@ -69,7 +93,7 @@ final class HtmlReport {
     if (!runs.isEmpty()) {
       h.append("<pre>").append(esc(runs)).append("</pre>\n");
     }
-    h.append("<h2>Measurements</h2>\n<table>\n<tr><th>load</th><th class=\"l\">guard</th>"
+    h.append("<h3>Measurements</h3>\n<table>\n<tr><th>load</th><th class=\"l\">guard</th>"
         + "<th>offered/s</th><th>t").append(top).append(" ok/s</th><th>other ok/s</th>"
         + "<th>total ok/s</th><th>t").append(top).append(" success</th><th>200</th><th>429</th>"
         + "<th>503</th><th>timeout</th><th>other</th><th>t").append(top)
@@ -91,12 +115,12 @@ final class HtmlReport {
       h.append("<td>").append(num(p.topP50Millis(), 1)).append("</td><td>")
           .append(num(p.topP99Millis(), 1)).append("</td></tr>\n");
     }
-    h.append("</table>\n<h2>Guards</h2>\n<ul>\n");
+    h.append("</table>\n<h3>Guards</h3>\n<ul>\n");
     for (Guard g : guards) {
-      h.append("<li><b>").append(esc(g.name())).append("</b>: ").append(esc(g.settings()))
+      h.append("<li><b>").append(esc(g.label())).append("</b>: ").append(esc(g.settings()))
           .append("</li>\n");
     }
-    return h.append("</ul>\n</body>\n</html>\n").toString();
+    return h.append("</ul>\n").toString();
   }
 
   /**

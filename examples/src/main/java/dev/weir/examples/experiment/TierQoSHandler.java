@@ -21,16 +21,19 @@ public final class TierQoSHandler extends QoSHandler {
 
   /**
    * @param handler the application
-   * @param maxRequestCount the static limit of concurrent requests, at least 1
-   * @throws IllegalArgumentException if {@code maxRequestCount} is less than 1
+   * @param maxRequestCount the static limit of concurrent requests, or 0 for Jetty's default,
+   *     which Jetty 12.1 sets when the handler starts: half the server's maximum threads
+   * @throws IllegalArgumentException if {@code maxRequestCount} is negative
    */
   public TierQoSHandler(Handler handler, int maxRequestCount) {
     super(handler);
-    if (maxRequestCount < 1) {
+    if (maxRequestCount < 0) {
       throw new IllegalArgumentException(
-          "maxRequestCount must be at least 1, was " + maxRequestCount);
+          "maxRequestCount must be 0 (Jetty's default) or more, was " + maxRequestCount);
     }
-    setMaxRequestCount(maxRequestCount);
+    if (maxRequestCount > 0) {
+      setMaxRequestCount(maxRequestCount);
+    }
   }
 
   @Override

@@ -1,34 +1,50 @@
 package dev.weir.examples.experiment;
 
+import static dev.weir.examples.experiment.HtmlReportTest.point;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.weir.examples.Backends;
+import dev.weir.examples.Downstream;
+import dev.weir.examples.ExampleServer;
 import dev.weir.examples.Status;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.w3c.dom.Document;
 
 class OverloadExperimentTest {
+  private static OverloadExperiment.Result run(Settings s, ByteArrayOutputStream out,
+      ByteArrayOutputStream log) throws Exception {
+    return OverloadExperiment.run(s, new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(log, true, StandardCharsets.UTF_8));
+  }
+
   @Test
   void smokeRunsEveryGuardAtOneLoadAndReportsEach() throws Exception {
-    OverloadExperiment.Settings s = OverloadExperiment.Settings.parse(new String[] {
+    Settings s = Settings.parse(new String[] {"--endpoints", "work",
         "--loads", "0.5", "--seconds", "1", "--warmup", "0", "--baseline", "0.3",
         "--html", "none"});
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-    OverloadExperiment.Result r = OverloadExperiment.run(s,
-        new PrintStream(bytes, true, StandardCharsets.UTF_8),
-        new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+    OverloadExperiment.Result r = run(s, bytes, new ByteArrayOutputStream());
     String out = bytes.toString(StandardCharsets.UTF_8);
 
-    List<String> names = Guard.all().stream().map(Guard::name).toList();
-    assertEquals(names, r.points().stream().map(Point::guard).toList());
-    for (Point p : r.points()) {
+    assertEquals(1, r.endpoints().size());
+    OverloadExperiment.EndpointResult work = r.endpoints().get(0);
+    List<String> labels = Guard.all(8, "the downstream's connections").stream()
+        .map(Guard::label).toList();
+    assertEquals(labels, work.points().stream().map(Point::guard).toList());
+    assertTrue(labels.containsAll(List.of("QoSHandler (default 100)",
+        "QoSHandler (hand-picked 8)")), labels.toString());
+    for (Point p : work.points()) {
       // Half the capacity for a second: about 200 requests, nearly all served; the margins
       // allow for a stalled CI box.
       assertTrue(p.offeredPerSecond() > 100, p.toString());
@@ -38,33 +54,64 @@ class OverloadExperimentTest {
       assertTrue(out.lines().anyMatch(l -> l.startsWith("0.5x  " + p.guard() + " ")),
           p.guard() + " has a row in\n" + out);
     }
+    assertTrue(out.contains("GET /work (capacity 400 req/s)"), out);
     assertTrue(out.contains(OverloadExperiment.header()), out);
-    assertEquals(0.3, r.baseline().load());
+    assertEquals(0.3, work.baseline().load());
     // Only the P99 goal is decidable at 0.5x.
-    assertEquals(1, r.goals().size(), r.goals().toString());
-    assertTrue(r.repeats().isEmpty(), "0.5x is not a goal's load: one run each");
+    assertEquals(1, work.goals().size(), work.goals().toString());
+    assertTrue(work.repeats().isEmpty(), "0.5x is not a goal's load: one run each");
     assertFalse(out.contains("every guard ran"), out);
     HtmlReportTest.parse(r.html());
   }
 
   @Test
+  void computeIsMeasuredClosedLoopThenLoadedAtMultiplesOfWhatWasMeasured() throws Exception {
+    // --quick: a 1 s probe after 1 s of warm-up; ~1 ms requests, so the loads stay modest.
+    Settings s = Settings.parse(new String[] {"--quick", "--endpoints", "compute",
+        "--guards", "jetty-qos,weir", "--loads", "0.5", "--compute-rounds", "400000",
+        "--baseline", "0", "--html", "none"});
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    OverloadExperiment.Result r = run(s, bytes, log);
+    String out = bytes.toString(StandardCharsets.UTF_8);
+
+    OverloadExperiment.EndpointResult compute = r.endpoints().get(0);
+    assertEquals(Endpoint.COMPUTE, compute.endpoint());
+    assertTrue(compute.capacity() > 10, "measured " + compute.capacity());
+    assertTrue(compute.description().contains("measured closed-loop"), compute.description());
+    int cores = Runtime.getRuntime().availableProcessors();
+    assertEquals(List.of("QoSHandler (hand-picked " + cores + ")", "weir"),
+        compute.points().stream().map(Point::guard).toList());
+    for (Point p : compute.points()) {
+      // Offered at half the measured capacity: served, through /compute.
+      assertEquals(0.5 * compute.capacity(), p.offeredPerSecond(), 0.25 * compute.capacity(),
+          p.toString());
+      assertTrue(p.share(Status.OK) > 0.5, p.guard() + " served " + p.share(Status.OK));
+    }
+    assertTrue(log.toString(StandardCharsets.UTF_8).contains("measuring the capacity of"
+        + " GET /compute closed-loop"), log.toString(StandardCharsets.UTF_8));
+    assertTrue(out.contains("GET /compute (capacity "), out);
+    assertTrue(out.contains("the machine's cores"), "the hand-picked rule is stated:\n" + out);
+    Document page = HtmlReportTest.parse(r.html());
+    assertEquals("GET /compute", page.getElementsByTagName("h2").item(0).getTextContent());
+  }
+
+  @Test
   void atAGoalsLoadEveryGuardRunsAgainOnTheNextSeedAndTheGoalsPairTheRuns() throws Exception {
-    OverloadExperiment.Settings s = OverloadExperiment.Settings.parse(new String[] {
+    Settings s = Settings.parse(new String[] {"--endpoints", "work",
         "--loads", "0.5,1.5", "--guards", "jetty-qos,weir", "--runs", "2", "--seconds", "1",
         "--warmup", "0", "--baseline", "0", "--html", "none", "--seed", "7"});
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     ByteArrayOutputStream log = new ByteArrayOutputStream();
-    OverloadExperiment.Result r = OverloadExperiment.run(s,
-        new PrintStream(bytes, true, StandardCharsets.UTF_8),
-        new PrintStream(log, true, StandardCharsets.UTF_8));
+    OverloadExperiment.EndpointResult r = run(s, bytes, log).endpoints().get(0);
     String out = bytes.toString(StandardCharsets.UTF_8);
 
     assertEquals(4, r.points().size(), "the table: both guards at both loads, once");
-    assertEquals(List.of("jetty-qos", "weir"),
+    assertEquals(List.of("QoSHandler (hand-picked 8)", "weir"),
         r.repeats().stream().map(Point::guard).toList(), "run 2: 1.5x only, guards in turn");
     assertTrue(r.repeats().stream().allMatch(p -> p.load() == 1.5), r.repeats().toString());
-    assertTrue(log.toString(StandardCharsets.UTF_8).contains("running weir, run 2 of 2 at 1.5x"),
-        log.toString(StandardCharsets.UTF_8));
+    assertTrue(log.toString(StandardCharsets.UTF_8).contains(
+        "running GET /work, weir, run 2 of 2 at 1.5x"), log.toString(StandardCharsets.UTF_8));
     assertTrue(out.contains("At 1.5x every guard ran 2 times, the i-th run on seed 7 + i - 1"),
         out);
     assertTrue(out.contains("Every run at 1.5x (run 1 is the table's):"), out);
@@ -77,24 +124,110 @@ class OverloadExperimentTest {
   }
 
   @Test
+  void eachEndpointHasItsOwnTableAndGoalsJudgedOnItsOwnRuns() {
+    List<Guard> guards = HtmlReportTest.guards("none", "qos", "weir");
+    // At /work weir leads; at /compute qos leads. Same guards, same loads.
+    OverloadExperiment.EndpointResult work = OverloadExperiment.EndpointResult.of(Endpoint.WORK,
+        400, "work set-up", guards, List.of(
+            point("none", 1.5, 30, 30, 900), point("qos", 1.5, 150, 100, 400),
+            point("weir", 1.5, 190, 80, 80)), List.of(), point("none", 0.3, 60, 60, 60));
+    OverloadExperiment.EndpointResult compute = OverloadExperiment.EndpointResult.of(
+        Endpoint.COMPUTE, 350, "compute set-up", guards, List.of(
+            point("none", 1.5, 10, 10, 990), point("qos", 1.5, 170, 120, 30),
+            point("weir", 1.5, 160, 100, 40)), List.of(), point("none", 0.3, 5, 5, 10));
+
+    assertTrue(work.goals().stream().allMatch(Goals.Goal::met), work.goals().toString());
+    assertEquals(3, compute.goals().size(), compute.goals().toString());
+    assertFalse(compute.goals().get(0).met(), "qos's 170 beats weir's 160 at /compute");
+    assertFalse(compute.goals().get(1).met(), "and its total, 290 to 260");
+    // Each endpoint's P99 goal has its own baseline: 2 x 10 ms at /compute, 2 x 60 ms at /work.
+    assertFalse(compute.goals().get(2).met(), compute.goals().get(2).toString());
+    assertTrue(compute.goals().get(2).evidence().contains("bound 20.0 ms"),
+        compute.goals().get(2).evidence());
+    assertTrue(work.goals().get(2).evidence().contains("bound 120.0 ms"),
+        work.goals().get(2).evidence());
+
+    String w = OverloadExperiment.report(work);
+    String c = OverloadExperiment.report(compute);
+    assertTrue(w.startsWith("GET /work (capacity 400 req/s)"), w);
+    assertTrue(c.startsWith("GET /compute (capacity 350 req/s)"), c);
+    assertTrue(c.contains("compute set-up") && !c.contains("work set-up"), c);
+    assertTrue(c.contains("Goals at GET /compute") && c.contains("[NOT met] at 1.5x"), c);
+    assertFalse(w.contains("NOT met"), w);
+    assertEquals(4, w.lines().filter(l -> l.startsWith("1.5x ") || l.startsWith("0.3x ")).count(),
+        "three guards and the baseline:\n" + w);
+  }
+
+  @Test
+  void theQoSHandlerRunsAtJettysDefaultAndAtAHandPickedLimitPerEndpoint() throws Exception {
+    List<Guard> compute = Guard.all(2, "the machine's cores");
+    assertEquals(List.of("none", "jetty-qos-default", "jetty-qos"),
+        compute.stream().map(Guard::name).toList().subList(0, 3));
+    assertEquals("QoSHandler (hand-picked 2)", compute.get(2).label());
+    assertTrue(compute.get(2).settings().contains("maxRequestCount = 2, the machine's cores"),
+        compute.get(2).settings());
+    assertEquals("QoSHandler (default 100)", compute.get(1).label());
+    assertEquals(8, Endpoint.WORK.handPickedLimit(8, 2));
+    assertEquals(2, Endpoint.COMPUTE.handPickedLimit(8, 2));
+    // The label's 100 is what Jetty really picks when the limit is not set.
+    AtomicReference<TierQoSHandler> qos = new AtomicReference<>();
+    try (ExampleServer server = ExampleServer.start(
+        Backends.of(new Downstream(1, Duration.ofMillis(1), 1)), null, h -> {
+          qos.set(new TierQoSHandler(h, 0));
+          return qos.get();
+        })) {
+      assertEquals(Guard.QOS_DEFAULT_LIMIT, qos.get().getMaxRequestCount());
+      assertEquals(ExampleServer.THREADS / 2, Guard.QOS_DEFAULT_LIMIT);
+    }
+    assertThrows(IllegalArgumentException.class,
+        () -> new TierQoSHandler(new org.eclipse.jetty.server.handler.DefaultHandler(), -1));
+  }
+
+  @Test
+  void theExpectedDurationIsStatedAndQuickIsAboutAMinute() {
+    Settings full = Settings.parse(new String[0]);
+    assertEquals(List.of(Endpoint.WORK, Endpoint.COMPUTE), full.endpoints);
+    int guards = full.guards.size();
+    // 2 endpoints x (guards x (6 loads + 2 x 2 repeats) + 1 baseline) x (2 + 6 + 1) s, plus
+    // the probe's 2 + 3 + 1 s: 18 minutes with six guards.
+    assertEquals(2 * (guards * (6 + 4) + 1) * 9 + 6, OverloadExperiment.expectedSeconds(full));
+    Settings quick = Settings.parse(new String[] {"--quick"});
+    // 2 endpoints x (guards x 2 loads + 1) x (0 + 1 + 1) s, plus the probe's 1 + 1 + 1 s.
+    assertEquals(2 * (guards * 2 + 1) * 2 + 3, OverloadExperiment.expectedSeconds(quick));
+    assertEquals("18 minutes", OverloadExperiment.duration(2 * (6 * 10 + 1) * 9 + 6));
+    assertEquals("55 s", OverloadExperiment.duration(2 * (6 * 2 + 1) * 2 + 3));
+    Settings one = Settings.parse(new String[] {"--endpoints", "work"});
+    assertEquals((guards * (6 + 4) + 1) * 9, OverloadExperiment.expectedSeconds(one));
+  }
+
+  @Test
   void rejectsBadOptionsNamingThem() {
     String[][] bad = {
         {"--loads", "1,x"}, {"--loads", "1,1"}, {"--loads", "0"}, {"--seconds", "0"},
         {"--guards", "weir,nginx"}, {"--bogus", "1"}, {"--seconds"}, {"stray"},
         {"--loads", "100", "--service-ms", "1"}, {"--help=yes"}, {"--runs", "0"},
-        {"--runs", "21"}};
+        {"--runs", "21"}, {"--endpoints", "work,disk"}, {"--endpoints", "work,work"},
+        {"--quick=yes"}, {"--compute-rounds", "0"}, {"--compute-capacity", "0"},
+        {"--loads", "10", "--compute-capacity", "5000"}};
     for (String[] args : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-          () -> OverloadExperiment.Settings.parse(args), String.join(" ", args));
+          () -> Settings.parse(args), String.join(" ", args));
       String option = args[0].startsWith("--") ? args[0].split("=")[0] : args[0];
       assertTrue(e.getMessage().contains(option),
           e.getMessage() + " names " + option);
     }
-    assertNull(OverloadExperiment.Settings.parse(new String[] {"--help"}));
-    OverloadExperiment.Settings s = OverloadExperiment.Settings.parse(
+    assertNull(Settings.parse(new String[] {"--help"}));
+    Settings s = Settings.parse(
         new String[] {"--guards", "weir,none", "--loads=2,0.5", "--html", "none"});
-    assertEquals(List.of("weir", "none"), s.guards.stream().map(Guard::name).toList());
+    assertEquals(List.of("weir", "none"), s.guards);
     assertEquals(List.of(2.0, 0.5), s.loads);
     assertNull(s.html);
+    // --quick sets the defaults; what is given explicitly wins, in any order.
+    Settings q = Settings.parse(new String[] {"--seconds", "2", "--quick", "--endpoints",
+        "compute"});
+    assertEquals(2, q.seconds);
+    assertEquals(List.of(1.5, 3.0), q.loads);
+    assertEquals(1, q.runs);
+    assertEquals(List.of(Endpoint.COMPUTE), q.endpoints);
   }
 }
