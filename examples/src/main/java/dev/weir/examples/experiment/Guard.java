@@ -2,6 +2,7 @@ package dev.weir.examples.experiment;
 
 import dev.weir.examples.Downstream;
 import dev.weir.examples.ExampleServer;
+import dev.weir.jetty.WeirHandler;
 import dev.weir.servlet.WeirFilter;
 import java.util.List;
 import java.util.Objects;
@@ -44,13 +45,15 @@ public final class Guard {
 
   /** The name of Weir's guard, whose goals the experiment checks. */
   public static final String WEIR = "weir";
+  /** The name of Weir's Jetty core handler, the same shedder in front of the servlet context. */
+  public static final String WEIR_HANDLER = "weir-handler";
   /** The name of the unprotected server. */
   public static final String NONE = "none";
 
   /**
    * Every guard of the experiment, in the order they run: none, jetty-qos, netflix-vegas,
-   * netflix-gradient2, weir. The QoSHandler's limit is the downstream's pool size, the one number
-   * an operator would know to put there; nothing else is tuned.
+   * netflix-gradient2, weir, weir-handler. The QoSHandler's limit is the downstream's pool size,
+   * the one number an operator would know to put there; nothing else is tuned.
    */
   public static List<Guard> all() {
     return List.of(
@@ -67,7 +70,10 @@ public final class Guard {
             + " Gradient2Limit.newDefault(), 429 when refused; no priority",
             d -> ExampleServer.start(d, NetflixLimitFilter.gradient2())),
         new Guard(WEIR, "Weir: new WeirFilter(), zero configuration",
-            d -> ExampleServer.start(d, new WeirFilter())));
+            d -> ExampleServer.start(d, new WeirFilter())),
+        new Guard(WEIR_HANDLER, "Weir: new WeirHandler(context), the Jetty 12 core handler in"
+            + " front of the servlet context, zero configuration",
+            d -> ExampleServer.start(d, null, WeirHandler::new)));
   }
 
   @Override
