@@ -1,7 +1,8 @@
 /**
  * The HTTP contract every Weir adapter implements the same way: the servlet filter
- * ({@code dev.weir.servlet.WeirFilter}) and the Ring middleware ({@code weir.ring}) both delegate
- * here, so a request gets the same priority and the same answers through either.
+ * ({@code dev.weir.servlet.WeirFilter}), the Jetty 12 core handler ({@code
+ * dev.weir.jetty.WeirHandler}) and the Ring middleware ({@code weir.ring}) all delegate here, so a
+ * request gets the same priority and the same answers through any of them.
  *
  * <ul>
  *   <li>{@link dev.weir.http.PriorityHeaders} reads a request's priority from its headers and W3C
@@ -12,6 +13,7 @@
  *       deadline (status, {@code Retry-After}, {@code X-Weir-Outcome}, body in a {@link
  *       dev.weir.http.RejectionFormat}), and the {@link dev.weir.Outcome} an application's status
  *       means ({@link dev.weir.http.HttpAnswers#outcomeOf}).
+ *   <li>{@link dev.weir.http.RouteKeys} names per-route shedders from a bounded vocabulary.
  * </ul>
  *
  * <p>The table {@code contract-cases.tsv} beside this package's tests states the contract case by

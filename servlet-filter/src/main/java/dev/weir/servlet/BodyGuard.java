@@ -53,8 +53,8 @@ final class BodyGuard extends HttpServletRequestWrapper {
     if (request.getContentLengthLong() == 0) {
       return request;
     }
-    int m = RouteKeys.methodIndex(request.getMethod());
-    if (m == 0 || m == 1) {
+    String method = request.getMethod();
+    if ("GET".equals(method) || "HEAD".equals(method)) {
       return request; // GET and HEAD: a body has no meaning
     }
     return new BodyGuard(request, permit, timeoutNanos);

@@ -55,7 +55,9 @@ final class Goals {
       List<Point> weir = runs(points, Guard.WEIR, load);
       Map<String, List<Point>> others = new LinkedHashMap<>();
       for (Point p : points) {
-        if (p.load() == load && !p.guard().equals(Guard.WEIR)) {
+        // Weir's handler is Weir too: the goals compare Weir with the other guards.
+        if (p.load() == load && !p.guard().equals(Guard.WEIR)
+            && !p.guard().equals(Guard.WEIR_HANDLER)) {
           others.computeIfAbsent(p.guard(), g -> new ArrayList<>()).add(p);
         }
       }

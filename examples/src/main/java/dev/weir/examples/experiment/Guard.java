@@ -2,6 +2,7 @@ package dev.weir.examples.experiment;
 
 import dev.weir.examples.Backends;
 import dev.weir.examples.ExampleServer;
+import dev.weir.jetty.WeirHandler;
 import dev.weir.servlet.WeirFilter;
 import java.util.List;
 import java.util.Objects;
@@ -57,6 +58,8 @@ public final class Guard {
 
   /** The name of Weir's guard, whose goals the experiment checks. */
   public static final String WEIR = "weir";
+  /** The name of Weir's Jetty core handler, the same shedder in front of the servlet context. */
+  public static final String WEIR_HANDLER = "weir-handler";
   /** The name of the unprotected server. */
   public static final String NONE = "none";
 
@@ -70,7 +73,7 @@ public final class Guard {
 
   /**
    * Every guard of the experiment, in the order they run: none, jetty-qos-default, jetty-qos,
-   * netflix-vegas, netflix-gradient2, weir. The QoSHandler runs twice: untuned, at Jetty's default
+   * netflix-vegas, netflix-gradient2, weir, weir-handler. The QoSHandler runs twice: untuned, at Jetty's default
    * limit (what a user gets), and at a limit hand-picked for the endpoint under load, the one
    * number an operator would know to put there; nothing else is tuned.
    *
@@ -97,7 +100,10 @@ public final class Guard {
             + " Gradient2Limit.newDefault(), 429 when refused; no priority",
             d -> ExampleServer.start(d, NetflixLimitFilter.gradient2())),
         new Guard(WEIR, "Weir: new WeirFilter(), zero configuration",
-            d -> ExampleServer.start(d, new WeirFilter())));
+            d -> ExampleServer.start(d, new WeirFilter())),
+        new Guard(WEIR_HANDLER, "Weir: new WeirHandler(context), the Jetty 12 core handler in"
+            + " front of the servlet context, zero configuration",
+            d -> ExampleServer.start(d, null, WeirHandler::new)));
   }
 
   @Override

@@ -37,7 +37,7 @@ import java.util.Locale;
  *
  * <p>Everything runs in this process on 127.0.0.1 and stops by itself, in about {@link
  * #expectedSeconds} seconds: {@code endpoints x (guards x (loads + 2 x (runs - 1)) + 1) x (warm-up
- * + seconds + 1)}, plus the capacity probe; about 18 minutes with the defaults, 9 per endpoint.
+ * + seconds + 1)}, plus the capacity probe; about 21 minutes with the defaults, 10 per endpoint.
  * Run with {@code --help} for the options.
  */
 public final class OverloadExperiment {

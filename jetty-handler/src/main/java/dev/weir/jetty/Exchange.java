@@ -1,0 +1,251 @@
+package dev.weir.jetty;
+
+import dev.weir.AdmissionCallback;
+import dev.weir.LoadShedder;
+import dev.weir.Outcome;
+import dev.weir.Permit;
+import dev.weir.RejectReason;
+import dev.weir.Ticket;
+import dev.weir.http.HttpAnswers;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.function.Consumer;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * One request's way through the handler: its submission, its wait, its run and its permit. It is
+ * at once the request's {@link AdmissionCallback}, the {@link Callback} the application completes
+ * (which releases the permit), the request's failure listener (which withdraws it from the queue)
+ * and the task that runs it on a server thread once admitted from the queue.
+ *
+ * <p>The admission callback may fire inside {@code submit}, on the handling thread, or later on a
+ * releasing thread or the timer thread. {@code phase} settles who acts on the decision: the
+ * handling thread, if it finds it {@code DECIDED} after {@code submit}; otherwise the callback,
+ * which hands the work to the request's context executor, never writing on the timer thread.
+ * {@code done} makes the application's completion count once.
+ */
+final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>, Runnable {
+  private static final Logger LOG = Logger.getLogger(Exchange.class.getName());
+  private static final int SUBMITTING = 0;
+  private static final int DECIDED = 1;
+  private static final int PARKED = 2;
+  private static final VarHandle PHASE;
+  private static final VarHandle DONE;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      PHASE = l.findVarHandle(Exchange.class, "phase", int.class);
+      DONE = l.findVarHandle(Exchange.class, "done", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  private final WeirHandler handler;
+  private final Handler next;
+  private final Request request;
+  private final Response response;
+  private final Callback callback;
+  @SuppressWarnings("unused") private volatile int phase; // through PHASE
+  @SuppressWarnings("unused") private volatile boolean done; // through DONE
+  private volatile Permit permit;
+  private volatile RejectReason rejected;
+  private volatile Ticket ticket;
+  private volatile boolean clientGone;
+  private volatile BoundedResponse bounded;
+
+  Exchange(WeirHandler handler, Handler next, Request request, Response response,
+      Callback callback) {
+    this.handler = handler;
+    this.next = next;
+    this.request = request;
+    this.response = response;
+    this.callback = callback;
+  }
+
+  /** On the handling thread: submits, then acts here if decided, or leaves it to the callback. */
+  boolean start(LoadShedder shedder, int priority) throws Exception {
+    request.addFailureListener(this);
+    Ticket t = shedder.submit(priority, this);
+    ticket = t;
+    if (PHASE.compareAndSet(this, SUBMITTING, PARKED)) {
+      if (clientGone) {
+        t.cancel(); // the client went away before the ticket was known
+      }
+      return true; // queued: no thread waits; the callback carries on
+    }
+    Permit p = permit;
+    if (p != null) {
+      return run(p, true);
+    }
+    RejectReason reason = rejected;
+    if (reason != RejectReason.CANCELLED) { // a cancelled request failed: Jetty fails the callback
+      handler.answerWriter().reject(response, reason, callback);
+    }
+    return true;
+  }
+
+  // ------------------------------------------------------------------- AdmissionCallback
+
+  @Override
+  public void onAdmitted(Permit p) {
+    permit = p;
+    if (!PHASE.compareAndSet(this, SUBMITTING, DECIDED)) {
+      execute();
+    }
+  }
+
+  @Override
+  public void onRejected(RejectReason reason) {
+    rejected = reason;
+    if (!PHASE.compareAndSet(this, SUBMITTING, DECIDED) && reason != RejectReason.CANCELLED) {
+      execute();
+    }
+  }
+
+  /** Hands the decision to a server thread: never the timer's, nor a releasing application's. */
+  private void execute() {
+    try {
+      request.getContext().execute(this);
+    } catch (RuntimeException e) {
+      // The executor refuses (the server is stopping): answer here, it is one small write.
+      LOG.log(Level.FINE, "could not hand a decided request to the server's executor", e);
+      Permit p = permit;
+      if (p != null) {
+        p.release(Outcome.DROPPED);
+      }
+      handler.answerWriter().reject(response, p != null ? RejectReason.SHUTTING_DOWN : rejected,
+          callback);
+    }
+  }
+
+  /** On a server thread, for a request decided after it was parked. */
+  @Override
+  public void run() {
+    Permit p = permit;
+    if (p == null) {
+      handler.answerWriter().reject(response, rejected, callback);
+      return;
+    }
+    if (clientGone) {
+      // Admitted just as its client left: never run it; Jetty fails the callback itself.
+      if (DONE.compareAndSet(this, false, true)) {
+        p.release(Outcome.DROPPED);
+      }
+      return;
+    }
+    try {
+      run(p, false);
+    } catch (Exception e) {
+      failed(e); // not reached: run catches the application's failures
+    }
+  }
+
+  // -------------------------------------------------------------------------- running
+
+  /**
+   * Runs the application with the permit. Whatever it throws fails the callback (once), so Jetty
+   * answers its error and the permit is released.
+   *
+   * @param inline on the handling thread, whose {@code handle} may still return false
+   * @return what {@code handle} returns
+   */
+  private boolean run(Permit p, boolean inline) throws Exception {
+    Response res = response;
+    if (handler.boundedResponseTime()) {
+      BoundedResponse b = new BoundedResponse(request, response);
+      bounded = b;
+      res = b;
+      p.onDeadline(this::deadlinePassed);
+    }
+    request.setAttribute(WeirHandler.PERMIT_ATTRIBUTE, p);
+    boolean handled;
+    try {
+      handled = next.handle(request, res, this);
+    } catch (Throwable x) {
+      LOG.log(Level.FINE, "the application threw; failing its callback", x);
+      failed(x);
+      return true;
+    }
+    if (handled) {
+      return true;
+    }
+    BoundedResponse b = bounded;
+    if (inline && (b == null || b.claimForApp()) && DONE.compareAndSet(this, false, true)) {
+      p.release(Outcome.SUCCESS); // nothing ran: Jetty answers 404 itself
+      return false;
+    }
+    Response.writeError(request, res, this, 404); // too late to decline: answer as Jetty would
+    return true;
+  }
+
+  /** On the timer thread: claim the response, then answer on a server thread. */
+  private void deadlinePassed() {
+    BoundedResponse b = bounded;
+    if (b == null || !b.claimForDeadline()) {
+      return;
+    }
+    Runnable answer = () -> handler.answerWriter().deadline(response, callback);
+    try {
+      request.getContext().execute(answer);
+    } catch (RuntimeException e) {
+      answer.run(); // the server is stopping
+    }
+  }
+
+  // ------------------------------------------------------------ the application's callback
+
+  @Override
+  public void succeeded() {
+    if (!DONE.compareAndSet(this, false, true)) {
+      return;
+    }
+    Permit p = permit;
+    BoundedResponse b = bounded;
+    if (b != null && !b.claimForApp()) {
+      p.release(Outcome.DROPPED); // the deadline answered; the application's thread was busy
+      return;
+    }
+    p.release(HttpAnswers.outcomeOf(response.getStatus()));
+    callback.succeeded();
+  }
+
+  @Override
+  public void failed(Throwable x) {
+    if (!DONE.compareAndSet(this, false, true)) {
+      return;
+    }
+    Permit p = permit;
+    BoundedResponse b = bounded;
+    if (b != null && !b.claimForApp()) {
+      p.release(Outcome.DROPPED);
+      LOG.log(Level.FINE, "the application failed after its deadline answer", x);
+      return;
+    }
+    p.release(Outcome.ERROR);
+    callback.failed(x);
+  }
+
+  @Override
+  public InvocationType getInvocationType() {
+    return callback.getInvocationType();
+  }
+
+  // ------------------------------------------------------------------- failure listener
+
+  /** Jetty reports the request failed (client gone, stream reset, idle timeout). */
+  @Override
+  public void accept(Throwable failure) {
+    clientGone = true;
+    Ticket t = ticket;
+    if (t != null) {
+      t.cancel(); // still queued: leave at once; Jetty itself fails the callback
+    }
+  }
+}

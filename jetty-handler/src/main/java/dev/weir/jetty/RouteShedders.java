@@ -1,0 +1,251 @@
+package dev.weir.jetty;
+
+import dev.weir.LoadShedder;
+import dev.weir.Priority;
+import dev.weir.Snapshot;
+import dev.weir.Timer;
+import org.eclipse.jetty.server.Request;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+
+/**
+ * One shedder per route key, created on first use and bounded in number: a route key function
+ * that leaks path parameters must not grow shedders (and their timer ticks) without bound, so past
+ * the bound every new key shares one overflow shedder.
+ *
+ * <p>Slots age out: a route that saw no request for the idle timeout, and holds and queues
+ * nothing, leaves the map, and its shedder is closed one sweep later (a request that looked it up
+ * just before it left is still served by it). The overflow shedder is built when the handler starts, so
+ * that a template that cannot build fails the start; a route whose shedder cannot be built at
+ * request time (a limit or rejector factory that throws or returns null on a later call) is served
+ * by the overflow shedder until its slot ages out, and the failure is logged.
+ */
+final class RouteShedders {
+  static final String OVERFLOW_KEY = WeirHandler.OVERFLOW_ROUTE;
+  private static final Logger LOG = Logger.getLogger(RouteShedders.class.getName());
+
+  /** Validated: every copy builds (see {@link LoadShedder.Builder#validate()}). */
+  private final LoadShedder.Builder template;
+  private final Function<? super Request, String> routeKey;
+  private final int maxShedders;
+  private final long idleNanos;
+  /** A MeterRegistry, typed Object so that Micrometer stays optional; or null. */
+  private final Object meterRegistry;
+  private final ConcurrentHashMap<String, Route> byKey = new ConcurrentHashMap<>();
+  // Counts keys, not shedders: a reservation is taken before computeIfAbsent creates one.
+  private final AtomicInteger created = new AtomicInteger();
+  private final LoadShedder overflow;
+  private volatile boolean overflowUsed;
+  private volatile boolean closed;
+  private final Timer timer = Timer.system();
+  private final List<LoadShedder> retiring = new ArrayList<>(); // guarded by this
+  private Timer.Timeout sweep; // guarded by this
+
+  RouteShedders(LoadShedder.Builder template, Function<? super Request, String> routeKey,
+      int maxShedders, long idleNanos, Object meterRegistry) {
+    this.template = template;
+    this.routeKey = routeKey;
+    this.maxShedders = maxShedders;
+    this.idleNanos = idleNanos;
+    this.meterRegistry = meterRegistry;
+    this.overflow = register(newShedder(OVERFLOW_KEY)); // throws here, at start, if it cannot
+    scheduleSweep();
+  }
+
+  /** A route's shedder, or the overflow shedder standing in for one that could not be built. */
+  private static final class Route {
+    final LoadShedder shedder;
+    final boolean fallback;
+    long activity = -1; // only the sweep reads and writes these
+    long quietSince;
+
+    Route(LoadShedder shedder, boolean fallback) {
+      this.shedder = shedder;
+      this.fallback = fallback;
+    }
+  }
+
+  LoadShedder forRequest(Request request) {
+    String key;
+    try {
+      key = routeKey.apply(request);
+    } catch (RuntimeException e) {
+      LOG.log(Level.FINE, "route key function threw; using the overflow shedder", e);
+      key = null;
+    }
+    if (key == null || key.isBlank()) {
+      return overflow(); // a blank key could not name a shedder
+    }
+    Route r = byKey.get(key);
+    if (r != null) {
+      return r.shedder;
+    }
+    if (created.get() >= maxShedders) {
+      return overflow();
+    }
+    r = byKey.computeIfAbsent(key, this::newRoute);
+    if (r == null) {
+      return overflow();
+    }
+    if (closed) {
+      r.shedder.close(); // created while the handler stopped: answer like the others
+    }
+    return r.shedder;
+  }
+
+  private Route newRoute(String key) {
+    if (created.incrementAndGet() > maxShedders) {
+      created.decrementAndGet();
+      return null;
+    }
+    LoadShedder s;
+    try {
+      s = newShedder(key);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "could not build the shedder of route '" + key
+          + "'; the overflow shedder serves it until its slot ages out", e);
+      overflowUsed = true;
+      return new Route(overflow, true);
+    }
+    try {
+      register(s);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "could not publish the meters of route '" + key + "'", e);
+    }
+    return new Route(s, false);
+  }
+
+  private LoadShedder overflow() {
+    if (!overflowUsed) {
+      overflowUsed = true;
+      LOG.warning("requests without a route key, or past " + maxShedders
+          + " route keys, share one overflow shedder");
+    }
+    return overflow;
+  }
+
+  /** A new shedder named {@code name}, with a fresh limit and rejector from the template. */
+  LoadShedder newShedder(String name) {
+    LoadShedder s = template.copy().name(name).build();
+    if (s == null) {
+      throw new IllegalStateException("the shedder template built null");
+    }
+    return s;
+  }
+
+  private LoadShedder register(LoadShedder s) {
+    if (meterRegistry != null) {
+      Metrics.bind(s, meterRegistry);
+    }
+    return s;
+  }
+
+  // -------------------------------------------------------------------------------- ageing
+
+  private synchronized void scheduleSweep() {
+    if (!closed) {
+      long every = Math.max(TimeUnit.MILLISECONDS.toNanos(50), idleNanos / 2);
+      sweep = timer.schedule(this::sweepSafely, timer.clock().nanoTime() + every);
+    }
+  }
+
+  private void sweepSafely() {
+    try {
+      sweep(timer.clock().nanoTime());
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "route sweep failed; the next one still runs", e);
+    } finally {
+      scheduleSweep();
+    }
+  }
+
+  /** On the timer: closes what retired last time, then retires routes idle for long enough. */
+  private void sweep(long now) {
+    synchronized (this) {
+      retiring.removeIf(s -> {
+        if (s.inflight() == 0 && s.queued() == 0) {
+          s.close();
+          return true;
+        }
+        return false;
+      });
+    }
+    byKey.forEach((key, r) -> {
+      long activity = r.fallback ? 0 : activity(r.shedder);
+      if (activity != r.activity) {
+        r.activity = activity;
+        r.quietSince = now;
+        return;
+      }
+      boolean idle = now - r.quietSince >= idleNanos;
+      if (!idle || (!r.fallback && (r.shedder.inflight() != 0 || r.shedder.queued() != 0))) {
+        return;
+      }
+      if (byKey.remove(key, r)) {
+        created.decrementAndGet();
+        if (!r.fallback) {
+          if (meterRegistry != null) {
+            Metrics.unbind(key, meterRegistry);
+          }
+          synchronized (this) {
+            retiring.add(r.shedder);
+          }
+        }
+      }
+    });
+  }
+
+  /** Grows with every request the shedder sees; unchanged between sweeps means idle. */
+  private static long activity(LoadShedder s) {
+    long sum = 0;
+    for (Snapshot.Counter c : Snapshot.Counter.values()) {
+      for (int t = 0; t < Priority.TIERS; t++) {
+        sum += s.count(c, t);
+      }
+    }
+    return sum;
+  }
+
+  // ------------------------------------------------------------------------------- views
+
+  Map<String, LoadShedder> view() {
+    Map<String, LoadShedder> all = new LinkedHashMap<>();
+    byKey.forEach((k, r) -> {
+      if (!r.fallback) {
+        all.put(k, r.shedder);
+      }
+    });
+    if (overflowUsed) {
+      all.put(OVERFLOW_KEY, overflow);
+    }
+    return Collections.unmodifiableMap(all);
+  }
+
+  Map<String, Snapshot> snapshots() {
+    Map<String, Snapshot> out = new LinkedHashMap<>();
+    view().forEach((k, s) -> out.put(k, s.snapshot()));
+    return Collections.unmodifiableMap(out);
+  }
+
+  void close() {
+    closed = true;
+    synchronized (this) {
+      if (sweep != null) {
+        sweep.cancel();
+      }
+      retiring.forEach(LoadShedder::close);
+      retiring.clear();
+    }
+    byKey.values().forEach(r -> r.shedder.close());
+    overflow.close();
+  }
+}

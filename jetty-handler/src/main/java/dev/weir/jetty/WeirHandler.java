@@ -1,0 +1,360 @@
+package dev.weir.jetty;
+
+import dev.weir.LoadShedder;
+import dev.weir.Priority;
+import dev.weir.RejectReason;
+import dev.weir.Snapshot;
+import dev.weir.http.HttpAnswers;
+import dev.weir.http.PriorityHeaders;
+import dev.weir.http.RouteKeys;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import java.util.function.ToIntFunction;
+import java.util.logging.Level;
+import java.util.logging.Logger;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+
+/**
+ * A Jetty 12 core {@link Handler.Wrapper} that admits requests through Weir {@link LoadShedder}s
+ * before its wrapped handler sees them: prioritised from their headers by {@link PriorityHeaders},
+ * answered as {@link HttpAnswers} says when not admitted. It needs no servlet API, so it protects
+ * any Jetty 12 application: core handlers, an ee8 to ee11 servlet context, Ring on Jetty 12.
+ *
+ * <h2>A request's way</h2>
+ * {@link #handle} reads the priority and picks the route's shedder; {@link Exchange} submits the
+ * request with the asynchronous {@link LoadShedder#submit(int, dev.weir.AdmissionCallback)} and
+ * returns true at once:
+ * <ul>
+ *   <li>Admitted at once: the wrapped handler runs on the handling thread.
+ *   <li>Queued: no thread waits. When admitted, the wrapped handler runs on a server thread (the
+ *       request's {@code Context} executor).
+ *   <li>Shed, or the queue is full: {@code 429} with {@code Retry-After} and {@code
+ *       X-Weir-Outcome}; queue timeout or shutting down: {@code 503}, likewise. An answer decided
+ *       on the shared timer thread, or on a thread releasing a permit, is written on a server
+ *       thread.
+ *   <li>The client goes away while queued: Jetty's failure listener withdraws the request from
+ *       the queue at once, where Jetty reports it (an HTTP/2 stream reset or connection close; not
+ *       an HTTP/1.1 close while the request is parked, which Jetty does not read); otherwise the
+ *       queue timeout does.
+ * </ul>
+ *
+ * <h2>Permits</h2>
+ * The wrapped handler gets a {@link Callback} of the handler's own. Its permit (also under {@link
+ * #PERMIT_ATTRIBUTE}) is released exactly once, when that callback completes, not when {@code
+ * handle} returns: {@code succeeded} releases it with the outcome of the status ({@link
+ * HttpAnswers#outcomeOf}), {@code failed} and an exception from {@code handle} as {@code ERROR}.
+ * An application that never completes its callback holds its permit until the shedder's watchdog
+ * reclaims it, at twice the request timeout by default.
+ *
+ * <h2>Bounded response time</h2>
+ * With {@link Builder#boundedResponseTime}, a request whose application has neither written nor
+ * completed by its deadline is answered {@code 503} ({@code X-Weir-Outcome: deadline}) on time;
+ * the application's later writes fail and its completion only releases the permit, as {@code
+ * DROPPED}. Nothing is buffered: a response the application began is its own to finish.
+ *
+ * <h2>Zero configuration</h2>
+ * {@code new WeirHandler(app)} protects {@code app} with one adaptive shedder; {@link #builder()}
+ * sets anything else. Shedders are built when the handler starts and closed when it stops: queued
+ * requests are then answered {@code 503}, and later ones too. Thread-safe.
+ */
+public final class WeirHandler extends Handler.Wrapper {
+  /** The request attribute holding the {@link dev.weir.Permit} of an admitted request. */
+  public static final String PERMIT_ATTRIBUTE = "dev.weir.jetty.permit";
+  /** The route key of the one shedder used when no {@link Builder#routeKey} is set. */
+  public static final String SINGLE_ROUTE = "all";
+  /** The route key of the shared overflow shedder in {@link #shedders()}. */
+  public static final String OVERFLOW_ROUTE = "<overflow>";
+
+  private static final Logger LOG = Logger.getLogger(WeirHandler.class.getName());
+
+  private final Builder settings;
+  private final Answers answers;
+  private volatile RouteShedders routes;
+  private volatile boolean stopped;
+
+  /** Zero configuration; set the application with {@link #setHandler}. */
+  public WeirHandler() {
+    this(null);
+  }
+
+  /** Zero configuration: one adaptive shedder in front of {@code handler}. */
+  public WeirHandler(Handler handler) {
+    this(builder().frozen(), handler);
+  }
+
+  private WeirHandler(Builder frozen, Handler handler) {
+    super(handler);
+    this.settings = frozen;
+    this.answers = new Answers(frozen.answers);
+  }
+
+  /** A builder; every setting has a documented default. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Builds the shedders, then starts the wrapped handler.
+   *
+   * @throws IllegalArgumentException naming {@code shedder}, if the template cannot build one
+   */
+  @Override
+  protected void doStart() throws Exception {
+    Builder s = settings;
+    try {
+      routes = new RouteShedders(s.shedder, s.routeKeys(), s.maxShedders,
+          s.routeIdleTimeout.toNanos(), s.meterRegistry);
+    } catch (RuntimeException e) {
+      throw new IllegalArgumentException("shedder: the template cannot build a shedder: " + e, e);
+    }
+    stopped = false;
+    super.doStart();
+  }
+
+  /** Closes every shedder (queued requests are answered 503), then stops the wrapped handler. */
+  @Override
+  protected void doStop() throws Exception {
+    stopped = true;
+    RouteShedders r = routes;
+    if (r != null) {
+      r.close();
+    }
+    super.doStop();
+  }
+
+  @Override
+  public boolean handle(Request request, Response response, Callback callback) throws Exception {
+    Handler next = getHandler();
+    if (next == null) {
+      return false;
+    }
+    RouteShedders r = routes;
+    if (r == null || stopped) {
+      answers.reject(response, RejectReason.SHUTTING_DOWN, callback);
+      return true;
+    }
+    int priority = priorityOf(request);
+    LoadShedder shedder = r.forRequest(request);
+    return new Exchange(this, next, request, response, callback).start(shedder, priority);
+  }
+
+  /** The request's priority; the default one if a custom resolver throws or returns nonsense. */
+  private int priorityOf(Request request) {
+    Builder s = settings;
+    if (s.resolver == null) {
+      return s.priorityHeaders.priority(request, JettyHeaders.INSTANCE);
+    }
+    try {
+      int p = s.resolver.applyAsInt(request);
+      if (Priority.isValid(p)) {
+        return p;
+      }
+      LOG.fine(() -> "priority resolver returned invalid priority " + p + "; using the default");
+    } catch (RuntimeException e) {
+      LOG.log(Level.FINE, "priority resolver threw; using the default priority", e);
+    }
+    return s.priorityHeaders.defaultPriority();
+  }
+
+  /**
+   * The shedders created so far, by route key ({@link #SINGLE_ROUTE} without a route function;
+   * the overflow shedder under {@link #OVERFLOW_ROUTE}). An unmodifiable view; empty before the
+   * handler starts. For metrics and status pages: do not submit to them.
+   */
+  public Map<String, LoadShedder> shedders() {
+    RouteShedders r = routes;
+    return r == null ? Map.of() : r.view();
+  }
+
+  /** A snapshot of every shedder, by route key. */
+  public Map<String, Snapshot> snapshots() {
+    RouteShedders r = routes;
+    return r == null ? Map.of() : r.snapshots();
+  }
+
+  /** The handler's own answers. */
+  public HttpAnswers answers() {
+    return answers.answers();
+  }
+
+  Answers answerWriter() {
+    return answers;
+  }
+
+  boolean boundedResponseTime() {
+    return settings.boundedResponseTime;
+  }
+
+  /**
+   * Settings for a {@link WeirHandler}. Every setting has a default; an invalid value throws
+   * {@link IllegalArgumentException} (or {@link NullPointerException} for null) naming the
+   * setting, from the setter or from {@link #build()}, never later. Not thread-safe.
+   */
+  public static final class Builder {
+    /** Default bound on the number of per-route shedders, 64. */
+    public static final int DEFAULT_MAX_SHEDDERS = 64;
+    /** Default time after which a route that saw no request gives its slot back, 5 minutes. */
+    public static final Duration DEFAULT_ROUTE_IDLE_TIMEOUT = Duration.ofMinutes(5);
+
+    // Read by the handler once build() has frozen them (build() copies the shedder template).
+    LoadShedder.Builder shedder;
+    PriorityHeaders priorityHeaders = PriorityHeaders.defaults();
+    ToIntFunction<? super Request> resolver;
+    HttpAnswers answers = HttpAnswers.defaults();
+    Function<? super Request, String> route;
+    int maxShedders = DEFAULT_MAX_SHEDDERS;
+    Duration routeIdleTimeout = DEFAULT_ROUTE_IDLE_TIMEOUT;
+    boolean boundedResponseTime;
+    Handler handler;
+    /** A MeterRegistry, typed Object so that Micrometer stays optional. */
+    Object meterRegistry;
+
+    private Builder() {}
+
+    /** The application the handler protects. Default none: set it later with {@code setHandler}. */
+    public Builder handler(Handler handler) {
+      this.handler = Objects.requireNonNull(handler, "handler");
+      return this;
+    }
+
+    /**
+     * The template of every route's shedder: request and queue timeouts, queue capacity, limit
+     * and rejector factories, timer. Copied and {@linkplain LoadShedder.Builder#validate()
+     * validated} by {@link #build()}; each route's shedder is a copy named by its route key.
+     * Default {@code LoadShedder.builder()}.
+     */
+    public Builder shedder(LoadShedder.Builder template) {
+      this.shedder = Objects.requireNonNull(template, "shedder");
+      return this;
+    }
+
+    /**
+     * How the priority is read from headers and W3C baggage. Default {@link
+     * PriorityHeaders#defaults()}. Its default priority is also what a custom {@link
+     * #priorityResolver} that fails falls back to.
+     */
+    public Builder priorityHeaders(PriorityHeaders headers) {
+      this.priorityHeaders = Objects.requireNonNull(headers, "priorityHeaders");
+      return this;
+    }
+
+    /**
+     * A custom way to find a request's packed {@link Priority}, instead of {@link
+     * #priorityHeaders}. One that throws or returns an invalid priority gives the request the
+     * default priority. Default none.
+     */
+    public Builder priorityResolver(ToIntFunction<? super Request> resolver) {
+      this.resolver = Objects.requireNonNull(resolver, "priorityResolver");
+      return this;
+    }
+
+    /**
+     * The handler's own answers: statuses, {@code Retry-After}, body format. Default {@link
+     * HttpAnswers#defaults()}: 429 and 503, {@code Retry-After: 1}, text.
+     */
+    public Builder answers(HttpAnswers answers) {
+      this.answers = Objects.requireNonNull(answers, "answers");
+      return this;
+    }
+
+    /**
+     * One shedder per route: {@code route} names a request's route from the application's own
+     * vocabulary (a router's template, a context path; never the raw path), and the key is a
+     * known method and that name ({@link RouteKeys}), for example {@code "GET /orders/{id}"}.
+     * Past {@code maxShedders} keys, requests share one overflow shedder, as do requests whose
+     * function throws or returns null or a blank name. Default none: one shedder for everything,
+     * {@value WeirHandler#SINGLE_ROUTE}.
+     */
+    public Builder routeKey(Function<? super Request, String> route) {
+      this.route = Objects.requireNonNull(route, "routeKey");
+      return this;
+    }
+
+    /** The most per-route shedders, 1..10000. Default {@value #DEFAULT_MAX_SHEDDERS}. */
+    public Builder maxShedders(int max) {
+      if (max < 1 || max > 10_000) {
+        throw new IllegalArgumentException("maxShedders must be in 1..10000, was " + max);
+      }
+      this.maxShedders = max;
+      return this;
+    }
+
+    /**
+     * How long a route may see no request before its shedder is closed and its slot freed,
+     * 100ms..365 days. Default 5 minutes.
+     */
+    public Builder routeIdleTimeout(Duration idle) {
+      Objects.requireNonNull(idle, "routeIdleTimeout");
+      if (idle.compareTo(Duration.ofMillis(100)) < 0 || idle.compareTo(Duration.ofDays(365)) > 0) {
+        throw new IllegalArgumentException("routeIdleTimeout must be in 100ms..365 days, was "
+            + idle);
+      }
+      this.routeIdleTimeout = idle;
+      return this;
+    }
+
+    /**
+     * Whether a request whose application has not begun its response by the request's deadline
+     * is answered {@code 503} on time. Default false.
+     */
+    public Builder boundedResponseTime(boolean on) {
+      this.boundedResponseTime = on;
+      return this;
+    }
+
+    /**
+     * Publishes each shedder's meters ({@link dev.weir.micrometer.WeirMetrics}, tagged {@code
+     * shedder} with the route key) to this registry. Default none. Micrometer is an optional
+     * dependency: it need be on the class path only if this is called.
+     */
+    public Builder meterRegistry(MeterRegistry registry) {
+      this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+      return this;
+    }
+
+    /**
+     * Builds the handler; its shedders are built when it starts.
+     *
+     * @throws IllegalArgumentException naming the setting, if the shedder template's settings
+     *     are inconsistent (see {@link LoadShedder.Builder#validate()})
+     */
+    public WeirHandler build() {
+      Builder f = frozen();
+      return new WeirHandler(f, f.handler);
+    }
+
+    /** A copy of these settings with the template copied and validated. */
+    Builder frozen() {
+      Builder f = new Builder();
+      f.shedder = (shedder != null ? shedder.copy() : LoadShedder.builder()).validate();
+      f.priorityHeaders = priorityHeaders;
+      f.resolver = resolver;
+      f.answers = answers;
+      f.route = route;
+      f.maxShedders = maxShedders;
+      f.routeIdleTimeout = routeIdleTimeout;
+      f.boundedResponseTime = boundedResponseTime;
+      f.handler = handler;
+      f.meterRegistry = meterRegistry;
+      return f;
+    }
+
+    /** The route key function: the single route, or a known method and the route's name. */
+    Function<Request, String> routeKeys() {
+      Function<? super Request, String> r = route;
+      if (r == null) {
+        return request -> SINGLE_ROUTE;
+      }
+      return request -> {
+        String name = r.apply(request);
+        return name == null || name.isBlank() ? null : RouteKeys.of(request.getMethod(), name);
+      };
+    }
+  }
+}
