@@ -88,6 +88,14 @@ public final class WeirFilter implements Filter {
 
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
+  /** Every priority boxed once: {@link #PRIORITY_ATTRIBUTE} costs no allocation per request. */
+  private static final Integer[] BOXED = new Integer[Priority.LEVELS];
+
+  static {
+    for (int p = 0; p < BOXED.length; p++) {
+      BOXED[p] = p;
+    }
+  }
 
   /**
    * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
@@ -200,10 +208,8 @@ public final class WeirFilter implements Filter {
     }
     int priority = priorityOf(request);
     LoadShedder shedder = routes.forRequest(request);
-    Exchange e = new Exchange(this, shedder, request, response, priority);
-    request.setAttribute(EXCHANGE_ATTRIBUTE, e);
-    request.setAttribute(PRIORITY_ATTRIBUTE, priority);
-    e.submit(chain);
+    request.setAttribute(PRIORITY_ATTRIBUTE, BOXED[priority]);
+    Exchange.handle(this, shedder, request, response, priority, chain);
   }
 
   /** The request's priority; the default one if a custom resolver throws or returns nonsense. */
