@@ -184,17 +184,20 @@ public final class WeirFilter implements Filter {
     }
     HttpServletRequest request = (HttpServletRequest) req;
     HttpServletResponse response = (HttpServletResponse) res;
-    Object attached = request.getAttribute(EXCHANGE_ATTRIBUTE);
-    if (attached instanceof Exchange) {
-      Exchange e = (Exchange) attached;
-      if (request.getDispatcherType() == DispatcherType.ASYNC && e.claimResume()) {
-        e.runAdmitted(request, response, chain); // our own dispatch of a request admitted from the queue
+    DispatcherType type = request.getDispatcherType();
+    if (type == DispatcherType.ASYNC) {
+      Object attached = request.getAttribute(EXCHANGE_ATTRIBUTE);
+      if (attached instanceof Exchange && ((Exchange) attached).claimResume()) {
+        // Our own dispatch of a request admitted from the queue.
+        ((Exchange) attached).runAdmitted(request, response, chain);
       } else {
-        chain.doFilter(req, res); // a forward, include, error or the application's own dispatch
+        chain.doFilter(req, res); // the application's own dispatch
       }
       return;
     }
-    if (request.getDispatcherType() != DispatcherType.REQUEST) {
+    if (type != DispatcherType.REQUEST || request.getAttribute(PRIORITY_ATTRIBUTE) != null) {
+      // A forward, include or error dispatch; or a request that a WeirFilter earlier in the
+      // chain has already admitted (the attribute is set before admission).
       chain.doFilter(req, res);
       return;
     }

@@ -19,6 +19,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import jakarta.servlet.DispatcherType;
+import java.util.EnumSet;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -82,6 +89,40 @@ class ExchangeReuseHttpTest {
         }
       }
       assertEquals(SEQUENTIAL + CONCURRENT, succeeded, "every permit released once, as a success");
+    }
+  }
+
+  @Test
+  void aSecondWeirFilterInTheChainPassesAnAdmittedRequestThrough() throws Exception {
+    WeirFilter outer = new WeirFilter();
+    WeirFilter inner = new WeirFilter();
+    Server server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    server.addConnector(connector);
+    ServletContextHandler context = new ServletContextHandler("/");
+    for (WeirFilter f : new WeirFilter[] {outer, inner}) {
+      FilterHolder h = new FilterHolder(f);
+      h.setAsyncSupported(true);
+      context.addFilter(h, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
+    }
+    ServletHolder echo = new ServletHolder(servlet(ExchangeReuseHttpTest::echo));
+    echo.setAsyncSupported(true);
+    context.addServlet(echo, "/echo");
+    server.setHandler(context);
+    server.start();
+    try {
+      HttpClient client = HttpClient.newHttpClient();
+      int priority = Priority.of(2, 9);
+      HttpResponse<String> r = client.send(HttpRequest.newBuilder(java.net.URI.create(
+          "http://127.0.0.1:" + connector.getLocalPort() + "/echo"))
+          .header("X-Weir-Tier", "2:9").build(), HttpResponse.BodyHandlers.ofString());
+      assertEquals("2:9 2:9 held", r.body());
+      assertEquals(1, outer.shedders().get("GET /echo")
+          .count(Snapshot.Counter.SUCCEEDED, Priority.tier(priority)), "the outer filter admitted");
+      assertEquals(java.util.Map.of(), inner.shedders(), "the inner filter admitted nothing");
+    } finally {
+      server.stop();
     }
   }
 
