@@ -28,6 +28,7 @@ import java.util.Objects;
 import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.stream.IntStream;
 
 /**
  * A Servlet 6 filter that admits requests through Weir {@link LoadShedder}s: one per endpoint,
@@ -89,13 +90,8 @@ public final class WeirFilter implements Filter {
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
   /** Every priority boxed once: {@link #PRIORITY_ATTRIBUTE} costs no allocation per request. */
-  private static final Integer[] BOXED = new Integer[Priority.LEVELS];
-
-  static {
-    for (int p = 0; p < BOXED.length; p++) {
-      BOXED[p] = p;
-    }
-  }
+  private static final Integer[] BOXED =
+      IntStream.range(0, Priority.LEVELS).boxed().toArray(Integer[]::new);
 
   /**
    * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
@@ -188,16 +184,14 @@ public final class WeirFilter implements Filter {
     if (type == DispatcherType.ASYNC) {
       Object attached = request.getAttribute(EXCHANGE_ATTRIBUTE);
       if (attached instanceof Exchange && ((Exchange) attached).claimResume()) {
-        // Our own dispatch of a request admitted from the queue.
-        ((Exchange) attached).runAdmitted(request, response, chain);
+        ((Exchange) attached).runAdmitted(request, response, chain); // ours, from the queue
       } else {
         chain.doFilter(req, res); // the application's own dispatch
       }
       return;
     }
     if (type != DispatcherType.REQUEST || request.getAttribute(PRIORITY_ATTRIBUTE) != null) {
-      // A forward, include or error dispatch; or a request that a WeirFilter earlier in the
-      // chain has already admitted (the attribute is set before admission).
+      // A forward, include or error; or already admitted by a WeirFilter earlier in the chain.
       chain.doFilter(req, res);
       return;
     }
