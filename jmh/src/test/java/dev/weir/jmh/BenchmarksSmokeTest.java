@@ -37,6 +37,32 @@ class BenchmarksSmokeTest {
   }
 
   @Test
+  void operatingPointsAdmitAtOnceAndRelease() throws Exception {
+    OperatingPointBenchmark b = new OperatingPoint2Threads();
+    for (String point : new String[] {"zero-config", "twice-inflight", "limit1000"}) {
+      OperatingPointBenchmark.WeirState s = new OperatingPointBenchmark.WeirState();
+      s.point = point;
+      s.setup(2);
+      try {
+        if (point.equals("twice-inflight")) {
+          assertEquals(4, s.shedder.limit(), "twice the thread count");
+        }
+        for (int i = 0; i < N; i++) {
+          assertTrue(b.weirAcquire(s), point + ": acquire admits and success() releases");
+          b.weirSubmit(s);
+          assertEquals(0, s.shedder.inflight(), point + ": the callback released");
+        }
+        assertEquals(2 * N, s.shedder.count(Counter.SUCCEEDED, TIER), point);
+      } finally {
+        s.tearDown();
+      }
+    }
+    OperatingPointBenchmark.NetflixVegasState vegas = new OperatingPointBenchmark.NetflixVegasState();
+    vegas.setup();
+    assertTrue(b.netflixVegas(vegas), "Netflix Vegas admits");
+  }
+
+  @Test
   void weirFastPathAdmitsAtOnceAndReleases() throws Exception {
     FastPathBenchmark b = new FastPath2Threads();
     FastPathBenchmark.WeirState s = new FastPathBenchmark.WeirState();

@@ -50,12 +50,12 @@ final class BodyGuard extends HttpServletRequestWrapper {
 
   /** The request itself if it carries no body, else a guarded wrapper. */
   static HttpServletRequest wrap(HttpServletRequest request, Permit permit, long timeoutNanos) {
-    if (request.getContentLengthLong() == 0) {
-      return request;
-    }
     String method = request.getMethod();
     if ("GET".equals(method) || "HEAD".equals(method)) {
-      return request; // GET and HEAD: a body has no meaning
+      return request; // GET and HEAD: a body has no meaning (and the method is the cheaper look)
+    }
+    if (request.getContentLengthLong() == 0) {
+      return request;
     }
     return new BodyGuard(request, permit, timeoutNanos);
   }

@@ -17,8 +17,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -31,6 +31,12 @@ import java.util.logging.Logger;
  * {@code PARKED}; otherwise the container thread, once it sees {@code DECIDED}. Likewise {@code
  * ran} settles that the chain runs at most once and that a permit whose dispatch never ran is
  * still released.
+ *
+ * <p><b>Reuse.</b> A request decided during {@code submit} (admitted at once, or shed) is acted on
+ * by the container thread alone: nothing else holds the exchange afterwards (the shedder calls a
+ * callback once, and no listener or attribute was attached), so the thread keeps it for its next
+ * request and the fast path allocates no exchange. One that waited, or was attached to its request
+ * for our own async dispatch, is never reused: a listener or a later dispatch may still reach it.
  */
 final class Exchange implements AdmissionCallback, AsyncListener {
   private static final Logger LOG = Logger.getLogger(Exchange.class.getName());
@@ -40,43 +46,107 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   // Past the queue timeout, so that the shedder, not the container, normally ends the wait.
   private static final long ASYNC_TIMEOUT_MARGIN_MILLIS = 5_000;
 
-  private final WeirFilter filter;
-  private final LoadShedder shedder;
-  private final HttpServletRequest request;
-  private final HttpServletResponse response;
-  private final int priority;
-  private final AtomicInteger phase = new AtomicInteger(WAITING);
-  private final AtomicBoolean ran = new AtomicBoolean();
+  private static final VarHandle PHASE;
+  private static final VarHandle RAN;
+
+  static {
+    try {
+      MethodHandles.Lookup l = MethodHandles.lookup();
+      PHASE = l.findVarHandle(Exchange.class, "phase", int.class);
+      RAN = l.findVarHandle(Exchange.class, "ran", boolean.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Each container thread's spare exchange, decided in place last time; see the class comment. */
+  private static final ThreadLocal<Exchange[]> SPARE = ThreadLocal.withInitial(() -> new Exchange[1]);
+
+  // Set for each request before submit; final in spirit (see "Reuse").
+  private WeirFilter filter;
+  private LoadShedder shedder;
+  private HttpServletRequest request;
+  private HttpServletResponse response;
+  private int priority;
+  private boolean canSuspend;
+  private volatile int phase;
+  private volatile boolean ran;
   private volatile Permit permit;
   private volatile RejectReason rejected;
   private volatile Ticket ticket;
   private volatile AsyncContext async;
-  private final boolean canSuspend;
-  private final CountDownLatch decision; // only when the container thread must wait in place
+  /** Only when the container thread must wait in place; published before it reads the phase. */
+  private volatile CountDownLatch decision;
 
-  Exchange(WeirFilter filter, LoadShedder shedder, HttpServletRequest request,
-      HttpServletResponse response, int priority) {
-    this.filter = filter;
-    this.shedder = shedder;
-    this.request = request;
-    this.response = response;
-    this.priority = priority;
-    this.canSuspend = request.isAsyncSupported();
-    this.decision = canSuspend ? null : new CountDownLatch(1);
+  private Exchange() {}
+
+  /**
+   * Admits {@code request} through {@code shedder} and acts on the decision: runs the chain, or
+   * answers, now or once the request has waited. On the container thread of the first dispatch.
+   */
+  static void handle(WeirFilter filter, LoadShedder shedder, HttpServletRequest request,
+      HttpServletResponse response, int priority, FilterChain chain)
+      throws IOException, ServletException {
+    Exchange[] spare = SPARE.get();
+    Exchange e = spare[0];
+    spare[0] = null; // in use; a nested request on this thread (none expected) makes its own
+    if (e == null) {
+      e = new Exchange();
+    }
+    e.filter = filter;
+    e.shedder = shedder;
+    e.request = request;
+    e.response = response;
+    e.priority = priority;
+    e.canSuspend = request.isAsyncSupported();
+    if (e.submit(chain)) {
+      e.clear();
+      spare[0] = e;
+    }
   }
 
-  /** Runs on the container thread of the first dispatch. */
-  void submit(FilterChain chain) throws IOException, ServletException {
+  /** Forgets the last request, so that a spare exchange holds nothing of it. */
+  private void clear() {
+    filter = null;
+    shedder = null;
+    request = null;
+    response = null;
+    phase = WAITING;
+    ran = false;
+    permit = null;
+    rejected = null;
+    ticket = null;
+    async = null;
+    decision = null;
+  }
+
+  private boolean casPhase(int expect, int update) {
+    return PHASE.compareAndSet(this, expect, update);
+  }
+
+  private boolean claimRun() {
+    return RAN.compareAndSet(this, false, true);
+  }
+
+  /**
+   * Runs on the container thread of the first dispatch.
+   *
+   * @return true if the decision came during submit and this exchange may be reused once the
+   *     call returns normally
+   */
+  private boolean submit(FilterChain chain) throws IOException, ServletException {
     ticket = shedder.submit(priority, this);
-    if (phase.get() == DECIDED) {
+    if (phase == DECIDED) {
       actInPlace(chain);
-      return;
+      return true;
     }
     if (!canSuspend) {
       awaitInPlace();
       actInPlace(chain);
-      return;
+      return false;
     }
+    // Our own dispatch, once admitted, must find the exchange on the request.
+    request.setAttribute(WeirFilter.EXCHANGE_ATTRIBUTE, this);
     AsyncContext ac;
     try {
       ac = request.startAsync();
@@ -85,36 +155,37 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       LOG.log(Level.FINE, "cannot suspend a queued request; it waits in place", e);
       if (ticket.cancel()) {
         answer(RejectReason.CANCELLED);
-        return;
+        return false;
       }
-      while (phase.get() != DECIDED) {
+      while (phase != DECIDED) {
         Thread.onSpinWait(); // the decision is being delivered right now
       }
       actInPlace(chain);
-      return;
+      return false;
     }
     ac.setTimeout(TimeUnit.NANOSECONDS.toMillis(shedder.queueTimeoutNanos())
         + ASYNC_TIMEOUT_MARGIN_MILLIS); // at most about 292 years in milliseconds: no overflow
     ac.addListener(this);
     async = ac;
-    if (phase.compareAndSet(WAITING, PARKED)) {
-      return; // the callback resumes the request; this thread goes back to the container
+    if (casPhase(WAITING, PARKED)) {
+      return false; // the callback resumes the request; this thread goes back to the container
     }
     // Decided while async was starting: act here, through the async context.
     Permit p = permit;
     if (p != null) {
-      phase.set(PARKED);
+      phase = PARKED;
       dispatch(ac, p);
     } else {
       answer(rejected);
       complete(ac);
     }
+    return false;
   }
 
   private void actInPlace(FilterChain chain) throws IOException, ServletException {
     Permit p = permit;
     if (p != null) {
-      ran.set(true);
+      ran = true;
       runAdmitted(request, response, chain);
     } else {
       answer(rejected);
@@ -122,6 +193,13 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   }
 
   private void awaitInPlace() {
+    // The latch is published, then the phase read; decide() writes the phase, then reads the
+    // latch: one of the two sees the other's write, so the decision is never missed.
+    CountDownLatch decision = new CountDownLatch(1);
+    this.decision = decision;
+    if (phase == DECIDED) {
+      return;
+    }
     boolean interrupted = false;
     try {
       long margin = TimeUnit.MILLISECONDS.toNanos(ASYNC_TIMEOUT_MARGIN_MILLIS);
@@ -147,7 +225,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   /** Called by the filter on an ASYNC dispatch: true for the one dispatch that runs the chain. */
   boolean claimResume() {
-    return permit != null && ran.compareAndSet(false, true);
+    return permit != null && claimRun();
   }
 
   // ------------------------------------------------------------------------- AdmissionCallback
@@ -181,7 +259,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   /** True if the container thread will act on the decision. */
   private boolean decide() {
-    boolean inPlace = phase.compareAndSet(WAITING, DECIDED);
+    boolean inPlace = casPhase(WAITING, DECIDED);
     CountDownLatch d = decision;
     if (d != null) {
       d.countDown();
@@ -194,7 +272,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       ac.dispatch();
     } catch (RuntimeException e) {
       // The request completed meanwhile (client gone, async timeout): the chain will never run.
-      if (ran.compareAndSet(false, true)) {
+      if (claimRun()) {
         p.release(Outcome.DROPPED);
       }
       LOG.log(Level.FINE, "could not resume an admitted request", e);
@@ -310,7 +388,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       t.cancel(); // completed by the container while still queued
     }
     Permit p = permit;
-    if (p != null && ran.compareAndSet(false, true)) {
+    if (p != null && claimRun()) {
       // Our dispatch ran the application without passing through this filter.
       warnNotMappedForAsync();
       p.release(outcomeOf(response.getStatus()));
@@ -320,7 +398,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   @Override
   public void onStartAsync(AsyncEvent event) {
     Permit p = permit;
-    if (p != null && ran.compareAndSet(false, true)) {
+    if (p != null && claimRun()) {
       // The application went async in our dispatch, which did not pass through this filter:
       // follow its cycle from here.
       warnNotMappedForAsync();

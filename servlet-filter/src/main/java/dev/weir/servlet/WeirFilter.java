@@ -28,6 +28,7 @@ import java.util.Objects;
 import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
+import java.util.stream.IntStream;
 
 /**
  * A Servlet 6 filter that admits requests through Weir {@link LoadShedder}s: one per endpoint,
@@ -88,6 +89,9 @@ public final class WeirFilter implements Filter {
 
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
+  /** Every priority boxed once: {@link #PRIORITY_ATTRIBUTE} costs no allocation per request. */
+  private static final Integer[] BOXED =
+      IntStream.range(0, Priority.LEVELS).boxed().toArray(Integer[]::new);
 
   /**
    * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
@@ -176,17 +180,18 @@ public final class WeirFilter implements Filter {
     }
     HttpServletRequest request = (HttpServletRequest) req;
     HttpServletResponse response = (HttpServletResponse) res;
-    Object attached = request.getAttribute(EXCHANGE_ATTRIBUTE);
-    if (attached instanceof Exchange) {
-      Exchange e = (Exchange) attached;
-      if (request.getDispatcherType() == DispatcherType.ASYNC && e.claimResume()) {
-        e.runAdmitted(request, response, chain); // our own dispatch of a request admitted from the queue
+    DispatcherType type = request.getDispatcherType();
+    if (type == DispatcherType.ASYNC) {
+      Object attached = request.getAttribute(EXCHANGE_ATTRIBUTE);
+      if (attached instanceof Exchange && ((Exchange) attached).claimResume()) {
+        ((Exchange) attached).runAdmitted(request, response, chain); // ours, from the queue
       } else {
-        chain.doFilter(req, res); // a forward, include, error or the application's own dispatch
+        chain.doFilter(req, res); // the application's own dispatch
       }
       return;
     }
-    if (request.getDispatcherType() != DispatcherType.REQUEST) {
+    if (type != DispatcherType.REQUEST || request.getAttribute(PRIORITY_ATTRIBUTE) != null) {
+      // A forward, include or error; or already admitted by a WeirFilter earlier in the chain.
       chain.doFilter(req, res);
       return;
     }
@@ -200,10 +205,8 @@ public final class WeirFilter implements Filter {
     }
     int priority = priorityOf(request);
     LoadShedder shedder = routes.forRequest(request);
-    Exchange e = new Exchange(this, shedder, request, response, priority);
-    request.setAttribute(EXCHANGE_ATTRIBUTE, e);
-    request.setAttribute(PRIORITY_ATTRIBUTE, priority);
-    e.submit(chain);
+    request.setAttribute(PRIORITY_ATTRIBUTE, BOXED[priority]);
+    Exchange.handle(this, shedder, request, response, priority, chain);
   }
 
   /** The request's priority; the default one if a custom resolver throws or returns nonsense. */

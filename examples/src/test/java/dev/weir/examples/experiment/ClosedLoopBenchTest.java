@@ -1,0 +1,49 @@
+package dev.weir.examples.experiment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** A one-second run of the closed-loop bench, on real server JVMs and the real client. */
+class ClosedLoopBenchTest {
+
+  @Test
+  void measuresEachGuardOnAFreshServerAndTheShedPathAnswers429() throws Exception {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+    ClosedLoopBench.run(out, new PrintStream(new ByteArrayOutputStream()),
+        List.of(Guard.NONE, OverheadServer.WEIR_SHED), 1, 0, 1, 2, "");
+    String text = buf.toString(StandardCharsets.UTF_8);
+    String none = row(text, Guard.NONE);
+    String shed = row(text, OverheadServer.WEIR_SHED);
+    assertEquals("100.0%", column(none, 3), text);
+    assertEquals("0.0%", column(shed, 3), "every request shed: " + text);
+    assertTrue(Double.parseDouble(column(none, 1)) > 0, text);
+    assertTrue(Double.parseDouble(column(shed, 7)) > 0, "bytes per request measured: " + text);
+  }
+
+  @Test
+  void rejectsUnknownGuardsAndOptions() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ClosedLoopBench.options(new String[] {"--rate", "5"}));
+    assertTrue(e.getMessage().contains("--rate"), e.getMessage());
+    assertTrue(ClosedLoopBench.guardNames().containsAll(
+        List.of(Guard.NONE, Guard.WEIR, OverheadServer.WEIR_SHED)));
+  }
+
+  private static String row(String text, String guard) {
+    return Arrays.stream(text.split("\n")).filter(l -> l.startsWith(guard + " "))
+        .findFirst().orElseThrow(() -> new AssertionError("no row for " + guard + ": " + text));
+  }
+
+  private static String column(String row, int i) {
+    return row.trim().split("\\s+")[i];
+  }
+}
