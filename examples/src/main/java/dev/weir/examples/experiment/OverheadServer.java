@@ -6,6 +6,7 @@ import dev.weir.Permit;
 import dev.weir.Priority;
 import dev.weir.Rejector;
 import dev.weir.control.Limits;
+import dev.weir.examples.Backends;
 import dev.weir.examples.Downstream;
 import dev.weir.examples.ExampleServer;
 import dev.weir.servlet.WeirFilter;
@@ -59,7 +60,7 @@ public final class OverheadServer {
     } else {
       Guard guard = Guard.all().stream().filter(g -> g.name().equals(name)).findFirst()
           .orElseThrow(() -> new IllegalArgumentException("unknown guard " + name));
-      server = guard.start(downstream);
+      server = guard.start(Backends.of(downstream));
     }
     try (ExampleServer s = server) {
       if (shedFilter != null) {
