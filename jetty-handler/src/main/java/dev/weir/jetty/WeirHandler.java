@@ -7,6 +7,7 @@ import dev.weir.Snapshot;
 import dev.weir.http.HttpAnswers;
 import dev.weir.http.PriorityHeaders;
 import dev.weir.http.RouteKeys;
+import dev.weir.http.RouteShedders;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.Map;
@@ -69,13 +70,13 @@ public final class WeirHandler extends Handler.Wrapper {
   /** The route key of the one shedder used when no {@link Builder#routeKey} is set. */
   public static final String SINGLE_ROUTE = "all";
   /** The route key of the shared overflow shedder in {@link #shedders()}. */
-  public static final String OVERFLOW_ROUTE = "<overflow>";
+  public static final String OVERFLOW_ROUTE = RouteShedders.OVERFLOW_KEY;
 
   private static final Logger LOG = Logger.getLogger(WeirHandler.class.getName());
 
   private final Builder settings;
   private final Answers answers;
-  private volatile RouteShedders routes;
+  private volatile RouteShedders<Request> routes;
   private volatile boolean stopped;
 
   /** Zero configuration; set the application with {@link #setHandler}. */
@@ -108,8 +109,10 @@ public final class WeirHandler extends Handler.Wrapper {
   protected void doStart() throws Exception {
     Builder s = settings;
     try {
-      routes = new RouteShedders(s.shedder, s.routeKeys(), s.maxShedders,
-          s.routeIdleTimeout.toNanos(), s.meterRegistry);
+      Object registry = s.meterRegistry;
+      routes = new RouteShedders<>(s.shedder, s.routeKeys(), s.maxShedders,
+          s.routeIdleTimeout.toNanos(), registry == null ? null : x -> Metrics.bind(x, registry),
+          registry == null ? null : name -> Metrics.unbind(name, registry));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("shedder: the template cannot build a shedder: " + e, e);
     }
@@ -121,7 +124,7 @@ public final class WeirHandler extends Handler.Wrapper {
   @Override
   protected void doStop() throws Exception {
     stopped = true;
-    RouteShedders r = routes;
+    RouteShedders<Request> r = routes;
     if (r != null) {
       r.close();
     }
@@ -134,7 +137,7 @@ public final class WeirHandler extends Handler.Wrapper {
     if (next == null) {
       return false;
     }
-    RouteShedders r = routes;
+    RouteShedders<Request> r = routes;
     if (r == null || stopped) {
       answers.reject(response, RejectReason.SHUTTING_DOWN, callback);
       return true;
@@ -168,13 +171,13 @@ public final class WeirHandler extends Handler.Wrapper {
    * handler starts. For metrics and status pages: do not submit to them.
    */
   public Map<String, LoadShedder> shedders() {
-    RouteShedders r = routes;
+    RouteShedders<Request> r = routes;
     return r == null ? Map.of() : r.view();
   }
 
   /** A snapshot of every shedder, by route key. */
   public Map<String, Snapshot> snapshots() {
-    RouteShedders r = routes;
+    RouteShedders<Request> r = routes;
     return r == null ? Map.of() : r.snapshots();
   }
 

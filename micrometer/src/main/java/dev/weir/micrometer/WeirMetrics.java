@@ -80,4 +80,18 @@ public final class WeirMetrics implements MeterBinder {
           .register(registry);
     }
   }
+
+  /**
+   * Removes every meter of the shedder named {@code shedderName} (tagged {@code shedder=name})
+   * from {@code registry}: for a shedder that was retired, so that its meters do not linger.
+   */
+  public static void remove(MeterRegistry registry, String shedderName) {
+    java.util.List<io.micrometer.core.instrument.Meter> mine = new java.util.ArrayList<>();
+    for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
+      if (shedderName.equals(m.getId().getTag("shedder"))) {
+        mine.add(m);
+      }
+    }
+    mine.forEach(registry::remove);
+  }
 }

@@ -9,6 +9,7 @@ import dev.weir.http.HeaderLookup;
 import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpAnswers;
 import dev.weir.http.PriorityHeaders;
+import dev.weir.http.RouteShedders;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -69,13 +70,10 @@ import java.util.stream.IntStream;
  * itself reports overload or a timeout), for an async timeout and for a missed deadline in
  * bounded mode, and {@code ERROR} for any other 5xx, an exception or an async error.
  *
- * <h2>Faults</h2>
- * Clients that leave while queued, bounded response time, the cap on buffered responses, slow
- * request bodies and route slots that age out are described in the module's README.
+ * <p>Faults (clients that leave while queued, bounded response time, the cap on buffered
+ * responses, slow request bodies, route slots that age out): the module's README.
  *
- * <h2>Threads</h2>
- * The filter is thread-safe. {@link #destroy()} closes every shedder: queued requests are answered
- * 503 and later ones too.
+ * <p>Thread-safe. {@link #destroy()} closes every shedder: queued requests, and later ones, get 503.
  */
 public final class WeirFilter implements Filter {
   /** The request attribute holding the {@link dev.weir.Permit} of an admitted request. */
@@ -83,7 +81,7 @@ public final class WeirFilter implements Filter {
   /** The request attribute holding the request's packed priority, an {@link Integer}. */
   public static final String PRIORITY_ATTRIBUTE = "dev.weir.servlet.priority";
   /** The route key of the shared overflow shedder in {@link #shedders()}. */
-  public static final String OVERFLOW_ROUTE = "<overflow>";
+  public static final String OVERFLOW_ROUTE = RouteShedders.OVERFLOW_KEY;
   /** The servlet-context attribute holding the filter, read by {@link WeirStatusServlet}. */
   public static final String CONTEXT_ATTRIBUTE = WeirFilter.class.getName();
 
@@ -119,7 +117,7 @@ public final class WeirFilter implements Filter {
 
   private final boolean programmatic;
   private volatile Builder settings;
-  private volatile RouteShedders shedders;
+  private volatile RouteShedders<HttpServletRequest> shedders;
   private volatile WorkerPool deadlinePool;
   private volatile boolean destroyed;
 
@@ -161,8 +159,10 @@ public final class WeirFilter implements Filter {
   private void start(Builder frozen) {
     this.settings = frozen;
     try {
-      this.shedders = new RouteShedders(frozen.shedder, frozen.routeKey, frozen.maxShedders,
-          frozen.routeIdleTimeout.toNanos(), frozen.meterRegistry);
+      Object registry = frozen.meterRegistry;
+      this.shedders = new RouteShedders<>(frozen.shedder, frozen.routeKey, frozen.maxShedders,
+          frozen.routeIdleTimeout.toNanos(), registry == null ? null : s -> Metrics.bind(s, registry),
+          registry == null ? null : name -> Metrics.unbind(name, registry));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("shedder: the template cannot build a shedder: " + e, e);
     }
@@ -195,7 +195,7 @@ public final class WeirFilter implements Filter {
       chain.doFilter(req, res);
       return;
     }
-    RouteShedders routes = shedders;
+    RouteShedders<HttpServletRequest> routes = shedders;
     if (routes == null) {
       throw new ServletException("WeirFilter used before init()");
     }
@@ -266,7 +266,7 @@ public final class WeirFilter implements Filter {
   @Override
   public void destroy() {
     destroyed = true;
-    RouteShedders routes = shedders;
+    RouteShedders<HttpServletRequest> routes = shedders;
     if (routes != null) {
       routes.close();
     }
@@ -282,13 +282,13 @@ public final class WeirFilter implements Filter {
    * operators: do not submit to them.
    */
   public Map<String, LoadShedder> shedders() {
-    RouteShedders routes = shedders;
+    RouteShedders<HttpServletRequest> routes = shedders;
     return routes == null ? Map.of() : routes.view();
   }
 
   /** A snapshot of every shedder, by route key. */
   public Map<String, Snapshot> snapshots() {
-    RouteShedders routes = shedders;
+    RouteShedders<HttpServletRequest> routes = shedders;
     return routes == null ? Map.of() : routes.snapshots();
   }
 

@@ -9,8 +9,8 @@
  * dev.weir.servlet.WeirStatusServlet} (a JSON view of every shedder), and {@link
  * dev.weir.servlet.PriorityPropagation} with {@link dev.weir.servlet.JettyPriorityPropagation}
  * (carry a request's priority onto the calls it makes). Everything else is package-private:
- * {@code RouteShedders} and {@code RouteKeys} (one shedder per route, from a bounded vocabulary of
- * keys), {@code Exchange} (one request's way through the shedder), and, in bounded-response-time
+ * {@code RouteKeys} (the route of a servlet request, for core's {@code dev.weir.http.RouteShedders}:
+ * one shedder per route, from a bounded vocabulary of keys), {@code Exchange} (one request's way through the shedder), and, in bounded-response-time
  * mode only, {@code BoundedRun}, {@code BufferedResponse}, {@code CappedBuffer} and {@code
  * BodyGuard}.
  */

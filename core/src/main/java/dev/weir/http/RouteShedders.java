@@ -1,10 +1,9 @@
-package dev.weir.jetty;
+package dev.weir.http;
 
 import dev.weir.LoadShedder;
 import dev.weir.Priority;
 import dev.weir.Snapshot;
 import dev.weir.Timer;
-import org.eclipse.jetty.server.Request;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -13,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -24,22 +24,29 @@ import java.util.logging.Logger;
  *
  * <p>Slots age out: a route that saw no request for the idle timeout, and holds and queues
  * nothing, leaves the map, and its shedder is closed one sweep later (a request that looked it up
- * just before it left is still served by it). The overflow shedder is built when the handler starts, so
- * that a template that cannot build fails the start; a route whose shedder cannot be built at
- * request time (a limit or rejector factory that throws or returns null on a later call) is served
- * by the overflow shedder until its slot ages out, and the failure is logged.
+ * just before it left is still served by it). The overflow shedder is built with the adapter, so
+ * that a template that cannot build fails the adapter's start; a route whose shedder cannot be
+ * built at request time (a limit or rejector factory that throws or returns null on a later call)
+ * is served by the overflow shedder until its slot ages out, and the failure is logged.
+ *
+ * <p>The mechanism behind the servlet filter's and the Jetty handler's per-route shedders, for
+ * adapters. Thread-safe: {@link #forRequest} is lock-free once a route's shedder exists; creation
+ * takes {@code ConcurrentHashMap}'s per-key lock, and the sweep runs on the shared timer.
+ *
+ * @param <R> the adapter's request type
  */
-final class RouteShedders {
-  static final String OVERFLOW_KEY = WeirHandler.OVERFLOW_ROUTE;
+public final class RouteShedders<R> {
+  /** The overflow shedder's name, and its key in {@link #view()}. */
+  public static final String OVERFLOW_KEY = "<overflow>";
   private static final Logger LOG = Logger.getLogger(RouteShedders.class.getName());
 
   /** Validated: every copy builds (see {@link LoadShedder.Builder#validate()}). */
   private final LoadShedder.Builder template;
-  private final Function<? super Request, String> routeKey;
+  private final Function<? super R, String> routeKey;
   private final int maxShedders;
   private final long idleNanos;
-  /** A MeterRegistry, typed Object so that Micrometer stays optional; or null. */
-  private final Object meterRegistry;
+  private final Consumer<LoadShedder> onCreate;
+  private final Consumer<String> onRetire;
   private final ConcurrentHashMap<String, Route> byKey = new ConcurrentHashMap<>();
   // Counts keys, not shedders: a reservation is taken before computeIfAbsent creates one.
   private final AtomicInteger created = new AtomicInteger();
@@ -50,13 +57,25 @@ final class RouteShedders {
   private final List<LoadShedder> retiring = new ArrayList<>(); // guarded by this
   private Timer.Timeout sweep; // guarded by this
 
-  RouteShedders(LoadShedder.Builder template, Function<? super Request, String> routeKey,
-      int maxShedders, long idleNanos, Object meterRegistry) {
+  /**
+   * Builds the overflow shedder at once, and starts the sweep.
+   *
+   * @param template validated (see {@link LoadShedder.Builder#validate()}); copied per route
+   * @param routeKey a request's route key; null, blank or a throw means the overflow shedder
+   * @param maxShedders route shedders at most, besides the overflow shedder
+   * @param idleNanos how long a route sees no request before its slot ages out
+   * @param onCreate called with each shedder built (meters, say); may be null
+   * @param onRetire called with the name of each route shedder retired; may be null
+   * @throws RuntimeException if the template cannot build the overflow shedder
+   */
+  public RouteShedders(LoadShedder.Builder template, Function<? super R, String> routeKey,
+      int maxShedders, long idleNanos, Consumer<LoadShedder> onCreate, Consumer<String> onRetire) {
     this.template = template;
     this.routeKey = routeKey;
     this.maxShedders = maxShedders;
     this.idleNanos = idleNanos;
-    this.meterRegistry = meterRegistry;
+    this.onCreate = onCreate;
+    this.onRetire = onRetire;
     this.overflow = register(newShedder(OVERFLOW_KEY)); // throws here, at start, if it cannot
     scheduleSweep();
   }
@@ -74,7 +93,8 @@ final class RouteShedders {
     }
   }
 
-  LoadShedder forRequest(Request request) {
+  /** The shedder of {@code request}'s route: never null, possibly closed (the adapter stopped). */
+  public LoadShedder forRequest(R request) {
     String key;
     try {
       key = routeKey.apply(request);
@@ -97,7 +117,7 @@ final class RouteShedders {
       return overflow();
     }
     if (closed) {
-      r.shedder.close(); // created while the handler stopped: answer like the others
+      r.shedder.close(); // created while close() ran: answer like the others
     }
     return r.shedder;
   }
@@ -134,7 +154,7 @@ final class RouteShedders {
   }
 
   /** A new shedder named {@code name}, with a fresh limit and rejector from the template. */
-  LoadShedder newShedder(String name) {
+  private LoadShedder newShedder(String name) {
     LoadShedder s = template.copy().name(name).build();
     if (s == null) {
       throw new IllegalStateException("the shedder template built null");
@@ -143,8 +163,8 @@ final class RouteShedders {
   }
 
   private LoadShedder register(LoadShedder s) {
-    if (meterRegistry != null) {
-      Metrics.bind(s, meterRegistry);
+    if (onCreate != null) {
+      onCreate.accept(s);
     }
     return s;
   }
@@ -193,8 +213,8 @@ final class RouteShedders {
       if (byKey.remove(key, r)) {
         created.decrementAndGet();
         if (!r.fallback) {
-          if (meterRegistry != null) {
-            Metrics.unbind(key, meterRegistry);
+          if (onRetire != null) {
+            onRetire.accept(key);
           }
           synchronized (this) {
             retiring.add(r.shedder);
@@ -217,7 +237,8 @@ final class RouteShedders {
 
   // ------------------------------------------------------------------------------- views
 
-  Map<String, LoadShedder> view() {
+  /** The route shedders by key, and the overflow shedder once used: an unmodifiable copy. */
+  public Map<String, LoadShedder> view() {
     Map<String, LoadShedder> all = new LinkedHashMap<>();
     byKey.forEach((k, r) -> {
       if (!r.fallback) {
@@ -230,13 +251,15 @@ final class RouteShedders {
     return Collections.unmodifiableMap(all);
   }
 
-  Map<String, Snapshot> snapshots() {
+  /** A snapshot of each shedder in {@link #view()}. */
+  public Map<String, Snapshot> snapshots() {
     Map<String, Snapshot> out = new LinkedHashMap<>();
     view().forEach((k, s) -> out.put(k, s.snapshot()));
     return Collections.unmodifiableMap(out);
   }
 
-  void close() {
+  /** Stops the sweep and closes every shedder; requests looked up later get a closed one. */
+  public void close() {
     closed = true;
     synchronized (this) {
       if (sweep != null) {
