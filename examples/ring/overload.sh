@@ -6,7 +6,9 @@
 # LoadGenerator (examples/ring/load/RingLoad.java), prints tier-1 success and P99 (and how tier 1's
 # failures split: 429, 503, late, other), and stops it. With WEIR_TRACE=PREFIX set, the server
 # prints its shedders' state every 250 ms, kept in PREFIX.N for run N. With WEIR_PIN=1, the server
-# runs on CPU 0 and the load generator on CPU 1 (taskset), so that neither starves the other.
+# runs on CPU 0 and the load generator on CPU 1 (taskset), so that neither starves the other. With
+# WEIR_JVM_WARMUP=S, each fresh server first serves S s (after 3 s unmeasured) at 0.5x, 200 req/s,
+# so that its JIT has compiled the request path before the overload starts.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 runs=${1:-10}; mode=${2:-sync}; shift $(( $# > 2 ? 2 : $# )) || true
@@ -25,6 +27,9 @@ for i in $(seq 1 "$runs"); do
   for _ in $(seq 1 600); do grep -q '^listening' "$fifo.out" 2>/dev/null && break; sleep 0.1; done
   port=$(awk '/^listening/ {print $2}' "$fifo.out")
   [ -n "$port" ] || { cat "$fifo.out"; kill "$server"; exit 1; }
+  if [ -n "${WEIR_JVM_WARMUP:-}" ]; then
+    "${pin_load[@]}" java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 200 "$WEIR_JVM_WARMUP" "$i" > /dev/null
+  fi
   load_before=$(cut -d' ' -f1 /proc/loadavg)
   line=$("${pin_load[@]}" java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 600 10 "$i")
   # The machine's load average around the run: above the core count, other work competed.
