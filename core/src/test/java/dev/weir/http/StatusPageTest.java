@@ -36,9 +36,10 @@ class StatusPageTest {
     String page = new String(StatusPage.html(), StandardCharsets.UTF_8);
     assertTrue(page.startsWith("<!DOCTYPE html>"), page.substring(0, 40));
     assertTrue(page.contains("searchParams.set('view', 'json')"), "fetches its own JSON");
-    // Nothing from elsewhere: no script src, stylesheet link or absolute URL.
+    // Nothing from elsewhere: no script src, stylesheet or absolute URL; the icon is inline.
     assertFalse(page.contains("src="), "an external resource");
-    assertFalse(page.contains("<link"), "an external resource");
+    assertFalse(page.contains("stylesheet"), "an external resource");
+    assertTrue(page.contains("<link rel=\"icon\" href=\"data:,\">"), "no favicon request");
     assertFalse(page.contains("http://") || page.contains("https://"), "an absolute URL");
     byte[] a = StatusPage.html();
     a[0] = 0;
