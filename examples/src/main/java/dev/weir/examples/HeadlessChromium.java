@@ -50,6 +50,8 @@ public final class HeadlessChromium implements AutoCloseable {
   private final Map<Integer, CompletableFuture<Map<String, Object>>> pending =
       new ConcurrentHashMap<>();
   private final List<String> errors = new CopyOnWriteArrayList<>();
+  /** Completed by the next load event; set before each navigation. */
+  private volatile CompletableFuture<Map<String, Object>> loadWaiter;
 
   private HeadlessChromium(Process process, Path profile, WebSocket socket) {
     this.process = process;
@@ -180,8 +182,6 @@ public final class HeadlessChromium implements AutoCloseable {
   }
 
   // ------------------------------------------------------------------------------ protocol
-
-  private volatile CompletableFuture<Map<String, Object>> loadWaiter;
 
   private Map<String, Object> call(String method, Map<String, Object> params)
       throws IOException, InterruptedException {
