@@ -22,7 +22,8 @@
   (:require [weir.ring.options :as options]
             [weir.ring.pools :as pools]
             [weir.ring.priority :as priority]
-            [weir.ring.seats :as seats])
+            [weir.ring.seats :as seats]
+            [weir.ring.status :as status])
   (:import (dev.weir AdmissionCallback LoadShedder LoadShedder$Builder Outcome Permit Priority
                      RejectReason WorkerPool)
            (dev.weir.http HttpAnswer HttpAnswers PriorityHeaders)
@@ -456,6 +457,17 @@
   (if-let [f (::shedders (meta wrapped))]
     (f)
     (throw (IllegalArgumentException. "not a handler returned by weir.ring/wrap-load-shedding"))))
+
+(defn status-handler
+  "A Ring handler (sync and async arities) showing the shedders behind `wrapped`, a handler
+  returned by `wrap-load-shedding`: JSON by default, and with `?view=html` a self-contained
+  page that polls that JSON and charts it live. The same view as the servlet filter's
+  WeirStatusServlet (dev.weir.http.StatusPage documents the format); a string route key
+  names its shedder, the others show the shedder's name. Route it where only operators reach
+  it, outside `wrapped`."
+  [wrapped]
+  (shedders wrapped) ; fails now, not at the first request, if wrapped is not ours
+  (status/handler #(shedders wrapped)))
 
 (defn close!
   "Stops a handler returned by `wrap-load-shedding`: closes the shedders and the worker

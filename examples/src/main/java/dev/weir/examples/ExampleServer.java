@@ -1,6 +1,5 @@
 package dev.weir.examples;
 
-import dev.weir.servlet.WeirFilter;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
@@ -133,6 +132,7 @@ public final class ExampleServer implements AutoCloseable {
       holder.setAsyncSupported(true);
       context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
     }
+    Observability.install(context, filter); // /weir/status and /metrics
     server.setHandler(outer.apply(context));
     // No graceful stop: connectors close at once, and threads still waiting for the downstream
     // are interrupted within a second, so that a demo's next run starts on a quiet machine.
@@ -197,7 +197,8 @@ public final class ExampleServer implements AutoCloseable {
 
   /**
    * Runs an example server on 127.0.0.1 until the process is stopped; see {@link #USAGE}.
-   * Protected, it uses {@code new WeirFilter()}: zero configuration.
+   * Protected, it uses the zero-configuration filter, its meters on {@code /metrics} ({@link
+   * Observability}).
    */
   public static void main(String[] args) throws Exception {
     Backends backends;
@@ -214,7 +215,7 @@ public final class ExampleServer implements AutoCloseable {
       backends = new Backends(new Downstream(a.intValue("connections", 8, 1, 10_000),
           Duration.ofMillis(a.intValue("service-ms", 20, 1, 60_000)), a.longValue("seed", 42)),
           new Compute(a.intValue("compute-rounds", Compute.DEFAULT_ROUNDS, 1, 1_000_000_000)));
-      filter = a.flag("unprotected") ? null : new WeirFilter();
+      filter = a.flag("unprotected") ? null : Observability.filter();
     } catch (IllegalArgumentException e) {
       System.err.println("server: " + e.getMessage());
       System.err.println(USAGE);
@@ -229,6 +230,8 @@ public final class ExampleServer implements AutoCloseable {
         filter == null ? "unprotected" : "protected by Weir",
         backends.downstream().capacityPerSecond(), server.computeUri(),
         backends.compute().rounds(), server.workUri());
+    System.out.println("Status page: " + server.workUri().resolve(Observability.STATUS_PATH)
+        + "?view=html, Prometheus metrics: " + server.workUri().resolve(Observability.METRICS_PATH));
     server.server.join();
   }
 

@@ -101,6 +101,12 @@ class WeirFilterHttpTest {
       HttpResponse<String> status = get(s, "/weir/status");
       assertEquals(200, status.statusCode());
       assertTrue(status.body().contains("\"GET /hello\":{\"limit\":"), status.body());
+      assertTrue(status.body().contains("\"succeeded\":[0,1,0,0,0,0]"), status.body());
+      assertEquals("application/json", status.headers().firstValue("Content-Type").orElse(null));
+      HttpResponse<String> page = get(s, "/weir/status?view=html");
+      assertEquals(200, page.statusCode());
+      assertTrue(page.headers().firstValue("Content-Type").orElse("").startsWith("text/html"));
+      assertTrue(page.body().startsWith("<!DOCTYPE html>"), page.body());
     }
   }
 
