@@ -30,7 +30,7 @@
            (java.util.concurrent CompletableFuture ConcurrentHashMap ExecutionException Executor
                                  TimeUnit TimeoutException)
            (java.util.concurrent.atomic AtomicBoolean AtomicInteger AtomicLong)
-           (java.util.function Function)
+           (java.util.function Function Supplier)
            (java.util.logging Level Logger)))
 
 (set! *warn-on-reflection* true)
@@ -308,6 +308,17 @@
        (finally (.set submitting false)))
      nil)))
 
+(defn- bounded-by-seats
+  "`template`, its default adaptive limit bounded by the seats once a request comes in
+  synchronously (weir.ring.seats/bounded-limit); a :limit or :shedder of the caller's own is
+  left alone."
+  [^LoadShedder$Builder template options seat-bound]
+  (when template
+    (cond-> template
+      (nil? (:limit options))
+      (.limit (reify Supplier
+                (get [_] (seats/bounded-limit (:cap seat-bound) (:sync-seen seat-bound))))))))
+
 (defn- serve-sync
   "The synchronous Ring arity: the same path as the async one, with the server's thread
   waiting for the answer, in one of the seats that bound how many server threads the
@@ -417,8 +428,9 @@
          own (responses (options/answers options))
          rejected (fn [_request reason] (get own reason))
          deadline (fn [_request] (:deadline own))
-         {:keys [lookup all owned?] close-more :close} (shedder-lookup options
-                                                                       (options/template options))
+         seat-bound (seats/seats (or server-threads seats/default-server-threads))
+         template (bounded-by-seats (options/template options) options seat-bound)
+         {:keys [lookup all owned?] close-more :close} (shedder-lookup options template)
          pool (when (and (not executor) worker-threads)
                 (pools/worker-pool (str "weir-" (or (:name options) (some-> shedder .name) "ring"))
                                    worker-threads))
@@ -431,7 +443,7 @@
               :priority-fn (or priority-fn (header-priority-fn))
               :timeout-nanos timeout-nanos
               :executor (or executor pool (pools/shared-worker-pool))
-              :seats (seats/seats (or server-threads seats/default-server-threads))
+              :seats seat-bound
               :handler handler
               :handler-async? (boolean handler-async?)
               :rejected (if rejected-response (answer-fn rejected-response rejected) rejected)

@@ -10,8 +10,14 @@
   every seat taken takes the seat of the least important request still waiting in the
   queue, if it is more important than that one (which is withdrawn and answered
   :queue-full), or is answered :queue-full at once: either way the server thread goes back
-  at once, and the server's own queue stays empty."
-  (:import (dev.weir Ticket)
+  at once, and the server's own queue stays empty.
+
+  The seats also bound the adaptive limit (`bounded-limit`): a limit above them could never
+  be reached, so cutting it toward them would cut nothing, latency could not follow, and the
+  limit would take the queue at the seats for the service's own latency and stay there, every
+  seat running and none left to queue by priority."
+  (:import (dev.weir ControlWindow Limit Ticket)
+           (dev.weir.control Limits VegasLimit)
            (java.util Map$Entry)
            (java.util.concurrent ConcurrentSkipListMap)
            (java.util.concurrent.atomic AtomicBoolean AtomicInteger AtomicLong)))
@@ -29,10 +35,26 @@
   ^long [threads]
   (max 1 (- (long threads) (max 8 (quot (+ (long threads) 3) 4)))))
 
+(defn bounded-limit
+  "The default adaptive limit of a middleware that may serve synchronously: core's own
+  (dev.weir.control.Limits/adaptive) until `sync-seen` (an AtomicBoolean) is set by the
+  first synchronous request, then a VegasLimit of at most `cap`, started afresh; so the
+  asynchronous arity alone, which holds no server thread, keeps core's maximum."
+  ^Limit [cap ^AtomicBoolean sync-seen]
+  (let [cap (int cap)
+        ^Limit free (Limits/adaptive)
+        bounded (delay (-> (VegasLimit/builder) (.maxLimit cap)
+                           (.initialLimit (int (min cap (.initialLimit free)))) .build))]
+    (reify Limit
+      (initialLimit [_] (.initialLimit free))
+      (maxLimit [_] (if (.get sync-seen) cap (.maxLimit free)))
+      (update [_ w] (if (.get sync-seen) (.update ^Limit @bounded w) (.update free w))))))
+
 (defn seats
   "Seats for a server of `threads` threads."
   [threads]
   {:cap (cap threads)
+   :sync-seen (AtomicBoolean.)
    :inside (AtomicInteger.)
    ;; key: priority * 2^40 + arrival sequence, so the last entry is the least important
    ;; waiter (the newest among equals); value: [Ticket evicted-flag].
@@ -57,7 +79,9 @@
 (defn take!
   "Takes a seat for a request of `priority`: true if one was free or was taken from a less
   important waiter, false if the request must be answered at once."
-  [{:keys [^AtomicInteger inside ^long cap] :as s} priority]
+  [{:keys [^AtomicInteger inside ^long cap ^AtomicBoolean sync-seen] :as s} priority]
+  (when-not (.get sync-seen)
+    (.set sync-seen true))
   (loop []
     (let [n (.get inside)]
       (cond
