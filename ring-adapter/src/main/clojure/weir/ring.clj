@@ -388,8 +388,9 @@
                         server thread: at most n - max(8, n/4) are held at once (37 of 50);
                         a request beyond takes the seat of a less important queued request
                         or is answered :queue-full at once, so the server never queues
-                        requests out of Weir's sight. Default 50, run-jetty's :max-threads;
-                        set it to the server's maximum threads in synchronous mode.
+                        requests out of Weir's sight; and the default adaptive limit stays
+                        within those seats. Default 50, run-jetty's :max-threads; set it to
+                        the server's maximum threads in synchronous mode.
     :handler-async?     true if `handler` is a 3-arity async handler: it is called directly
                         (on the server's thread when admitted at once, on a worker
                         otherwise) and its permit is released when it responds or raises,
