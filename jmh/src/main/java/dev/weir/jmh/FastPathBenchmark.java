@@ -144,7 +144,7 @@ public abstract class FastPathBenchmark {
     s.shedder.submit(PRIORITY, s.callback);
   }
 
-  private static boolean admitAndRelease(Limiter<Void> limiter) {
+  static boolean admitAndRelease(Limiter<Void> limiter) {
     Optional<Limiter.Listener> listener = limiter.acquire(null);
     if (listener.isPresent()) {
       listener.get().onSuccess();

@@ -1,13 +1,10 @@
 package dev.weir.jmh;
 
-import com.netflix.concurrency.limits.Limiter;
-import com.netflix.concurrency.limits.limiter.SimpleLimiter;
 import dev.weir.LoadShedder;
 import dev.weir.Permit;
 import dev.weir.RejectedException;
 import dev.weir.control.Limits;
 import dev.weir.control.VegasLimit;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -89,28 +86,10 @@ public abstract class OperatingPointBenchmark {
     }
   }
 
-  /** Netflix concurrency-limits {@code SimpleLimiter} over a Vegas limit with its defaults. */
-  @State(Scope.Benchmark)
-  public static class NetflixVegasState {
-    Limiter<Void> limiter;
-
-    @Setup
-    public void setup() {
-      limiter = SimpleLimiter.newBuilder()
-          .named("jmh-op-vegas")
-          .limit(com.netflix.concurrency.limits.limit.VegasLimit.newDefault())
-          .build();
-    }
-  }
-
+  /** Netflix's {@code SimpleLimiter} over {@code VegasLimit.newDefault()}, as in FastPath. */
   @Benchmark
-  public boolean netflixVegas(NetflixVegasState s) {
-    Optional<Limiter.Listener> listener = s.limiter.acquire(null);
-    if (listener.isPresent()) {
-      listener.get().onSuccess();
-      return true;
-    }
-    return false;
+  public boolean netflixVegas(FastPathBenchmark.NetflixVegasState s) {
+    return FastPathBenchmark.admitAndRelease(s.limiter);
   }
 
   /** The blocking API: admitted at once, released with a success. */

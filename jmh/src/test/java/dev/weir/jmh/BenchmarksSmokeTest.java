@@ -57,7 +57,7 @@ class BenchmarksSmokeTest {
         s.tearDown();
       }
     }
-    OperatingPointBenchmark.NetflixVegasState vegas = new OperatingPointBenchmark.NetflixVegasState();
+    FastPathBenchmark.NetflixVegasState vegas = new FastPathBenchmark.NetflixVegasState();
     vegas.setup();
     assertTrue(b.netflixVegas(vegas), "Netflix Vegas admits");
   }
