@@ -66,8 +66,7 @@ class AcceptedSettingsHttpTest {
         LoadShedder.builder().requestTimeout(HUGE),
         LoadShedder.builder().requestTimeout(HUGE).queueTimeout(HUGE),
         LoadShedder.builder().requestTimeout(Duration.ofMillis(1)).queueTimeout(Duration.ofMillis(1)),
-        LoadShedder.builder().limit(() -> Limits.fixed(1)).rejector(Rejectors::none)
-            .queueCapacity(1),
+        Support.oneAtATime().queueCapacity(1),
         LoadShedder.builder().limit(() -> Limits.fixed(1)).queueCapacity(Integer.MAX_VALUE)
             .requestTimeout(HUGE),
         LoadShedder.builder().limit(() -> Limits.fixed(Integer.MAX_VALUE)),

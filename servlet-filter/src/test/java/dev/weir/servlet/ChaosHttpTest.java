@@ -57,8 +57,7 @@ class ChaosHttpTest {
   void shutdownAnswersQueuedRequestsAndLeaksNothing() throws Exception {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
-    WeirFilter filter = WeirFilter.builder().shedder(LoadShedder.builder()
-        .limit(() -> Limits.fixed(1)).rejector(Rejectors::none)
+    WeirFilter filter = WeirFilter.builder().shedder(Support.oneAtATime()
         .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofSeconds(20))).build();
     TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       if (req.getHeader("X-Test") != null) {
@@ -248,8 +247,7 @@ class ChaosHttpTest {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
     List<String> ran = Collections.synchronizedList(new ArrayList<>());
-    WeirFilter filter = WeirFilter.builder().shedder(LoadShedder.builder()
-        .limit(() -> Limits.fixed(1)).rejector(Rejectors::none)
+    WeirFilter filter = WeirFilter.builder().shedder(Support.oneAtATime()
         .requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter).servletsAsyncSupported(false)
         .servlet("/sync", servlet((req, res) -> {

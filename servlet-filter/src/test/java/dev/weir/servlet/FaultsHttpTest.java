@@ -305,8 +305,7 @@ class FaultsHttpTest {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
     AtomicInteger runs = new AtomicInteger();
-    WeirFilter filter = WeirFilter.builder().shedder(LoadShedder.builder()
-        .limit(() -> Limits.fixed(1)).rejector(Rejectors::none)
+    WeirFilter filter = WeirFilter.builder().shedder(Support.oneAtATime()
         .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofSeconds(20))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       runs.incrementAndGet();

@@ -3,6 +3,8 @@ package dev.weir.servlet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.weir.LoadShedder;
+import dev.weir.control.Limits;
+import dev.weir.control.Rejectors;
 import jakarta.servlet.FilterConfig;
 import jakarta.servlet.ServletContext;
 import jakarta.servlet.http.HttpServlet;
@@ -15,11 +17,19 @@ import java.util.Map;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-/** Small test helpers: polling with a deadline, servlets from lambdas, and filter configs. */
+/**
+ * Small test helpers: polling with a deadline, servlets from lambdas, filter configs and a
+ * one-at-a-time shedder template.
+ */
 final class Support {
   private Support() {}
 
   /** A filter config with these init-params, as a {@code web.xml} would give. */
+  /** A shedder template: one request at a time, nothing shed at the door. */
+  static LoadShedder.Builder oneAtATime() {
+    return LoadShedder.builder().limit(() -> Limits.fixed(1)).rejector(Rejectors::none);
+  }
+
   static FilterConfig filterConfig(Map<String, String> params) {
     return new FilterConfig() {
       @Override

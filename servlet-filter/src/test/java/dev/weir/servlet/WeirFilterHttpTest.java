@@ -71,11 +71,6 @@ class WeirFilterHttpTest {
     return client.sendAsync(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
-  /** A shedder template: one request at a time, nothing shed at the door. */
-  private static LoadShedder.Builder oneAtATime() {
-    return LoadShedder.builder().limit(() -> Limits.fixed(1)).rejector(Rejectors::none);
-  }
-
   // ------------------------------------------------------------------------------ basics
 
   @Test
@@ -117,7 +112,7 @@ class WeirFilterHttpTest {
     List<String> ran = Collections.synchronizedList(new ArrayList<>());
     List<String> threads = Collections.synchronizedList(new ArrayList<>());
     WeirFilter filter = WeirFilter.builder()
-        .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
+        .shedder(Support.oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       String tier = req.getHeader("X-Weir-Tier");
       ran.add(tier);
@@ -206,7 +201,7 @@ class WeirFilterHttpTest {
   void queueTimeoutGets503WithRetryAfter() throws Exception {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
-    WeirFilter filter = WeirFilter.builder().shedder(oneAtATime()
+    WeirFilter filter = WeirFilter.builder().shedder(Support.oneAtATime()
         .requestTimeout(Duration.ofSeconds(20)).queueTimeout(Duration.ofMillis(200))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       if (req.getHeader("X-Test") != null) {
@@ -310,7 +305,7 @@ class WeirFilterHttpTest {
     CountDownLatch finish = new CountDownLatch(1);
     CountDownLatch asyncStarted = new CountDownLatch(1);
     WeirFilter filter = WeirFilter.builder().singleShedder()
-        .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
+        .shedder(Support.oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter)
         .servlet("/block", servlet((req, res) -> {
           firstIn.countDown();
@@ -382,7 +377,7 @@ class WeirFilterHttpTest {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
     AtomicLong runs = new AtomicLong();
-    WeirFilter filter = WeirFilter.builder().shedder(oneAtATime()
+    WeirFilter filter = WeirFilter.builder().shedder(Support.oneAtATime()
         .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofMillis(500))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       runs.incrementAndGet();
@@ -426,7 +421,7 @@ class WeirFilterHttpTest {
     CountDownLatch releaseFirst = new CountDownLatch(1);
     AtomicLong runs = new AtomicLong();
     // A queue timeout far beyond the polling deadline: only the reset can empty the queue.
-    WeirFilter filter = WeirFilter.builder().shedder(oneAtATime()
+    WeirFilter filter = WeirFilter.builder().shedder(Support.oneAtATime()
         .requestTimeout(Duration.ofSeconds(60)).queueTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       runs.incrementAndGet();
@@ -479,7 +474,7 @@ class WeirFilterHttpTest {
     CountDownLatch releaseFirst = new CountDownLatch(1);
     CountDownLatch finish = new CountDownLatch(1);
     WeirFilter filter = WeirFilter.builder().singleShedder()
-        .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
+        .shedder(Support.oneAtATime().requestTimeout(Duration.ofSeconds(30))).build();
     try (TestServer s = TestServer.with(filter)
         .filterDispatches(java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST))
         .servlet("/block", servlet((req, res) -> {
