@@ -1,6 +1,7 @@
 package dev.weir.internal;
 
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * The one place settings are validated: every builder of every module checks its setters through
@@ -70,6 +71,16 @@ public final class Check {
     if (d.compareTo(MAX_DURATION) > 0) {
       throw new IllegalArgumentException(setting + " must be at most " + MAX_DURATION
           + " (about 292 years), was " + d);
+    }
+    return d;
+  }
+
+  /** {@code d} (not null), if in {@code min..max} inclusive. */
+  public static Duration inRange(String setting, Duration d, Duration min, Duration max) {
+    Objects.requireNonNull(d, setting);
+    if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
+      throw new IllegalArgumentException(
+          setting + " must be in " + min + ".." + max + ", was " + d);
     }
     return d;
   }

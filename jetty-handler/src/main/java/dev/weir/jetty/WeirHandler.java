@@ -8,6 +8,7 @@ import dev.weir.http.HttpAnswers;
 import dev.weir.http.PriorityHeaders;
 import dev.weir.http.RouteKeys;
 import dev.weir.http.RouteShedders;
+import dev.weir.internal.Check;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.Map;
@@ -281,10 +282,7 @@ public final class WeirHandler extends Handler.Wrapper {
 
     /** The most per-route shedders, 1..10000. Default {@value #DEFAULT_MAX_SHEDDERS}. */
     public Builder maxShedders(int max) {
-      if (max < 1 || max > 10_000) {
-        throw new IllegalArgumentException("maxShedders must be in 1..10000, was " + max);
-      }
-      this.maxShedders = max;
+      this.maxShedders = Check.inRange("maxShedders", max, 1, 10_000);
       return this;
     }
 
@@ -293,12 +291,8 @@ public final class WeirHandler extends Handler.Wrapper {
      * 100ms..365 days. Default 5 minutes.
      */
     public Builder routeIdleTimeout(Duration idle) {
-      Objects.requireNonNull(idle, "routeIdleTimeout");
-      if (idle.compareTo(Duration.ofMillis(100)) < 0 || idle.compareTo(Duration.ofDays(365)) > 0) {
-        throw new IllegalArgumentException("routeIdleTimeout must be in 100ms..365 days, was "
-            + idle);
-      }
-      this.routeIdleTimeout = idle;
+      this.routeIdleTimeout = Check.inRange("routeIdleTimeout", idle, Duration.ofMillis(100),
+          Duration.ofDays(365));
       return this;
     }
 

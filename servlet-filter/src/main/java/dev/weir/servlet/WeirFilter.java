@@ -10,6 +10,7 @@ import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpAnswers;
 import dev.weir.http.PriorityHeaders;
 import dev.weir.http.RouteShedders;
+import dev.weir.internal.Check;
 import io.micrometer.core.instrument.MeterRegistry;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -403,10 +404,7 @@ public final class WeirFilter implements Filter {
 
     /** The most per-route shedders, 1..10000. Default {@value #DEFAULT_MAX_SHEDDERS}. */
     public Builder maxShedders(int max) {
-      if (max < 1 || max > 10_000) {
-        throw new IllegalArgumentException("maxShedders must be in 1..10000, was " + max);
-      }
-      this.maxShedders = max;
+      this.maxShedders = Check.inRange("maxShedders", max, 1, 10_000);
       return this;
     }
 
@@ -415,7 +413,7 @@ public final class WeirFilter implements Filter {
      * another key, 100ms..365 days. Default 5 minutes.
      */
     public Builder routeIdleTimeout(Duration idle) {
-      this.routeIdleTimeout = between("routeIdleTimeout", idle, Duration.ofMillis(100),
+      this.routeIdleTimeout = Check.inRange("routeIdleTimeout", idle, Duration.ofMillis(100),
           Duration.ofDays(365));
       return this;
     }
@@ -427,7 +425,7 @@ public final class WeirFilter implements Filter {
      * days. Default: the request timeout.
      */
     public Builder bodyReadTimeout(Duration timeout) {
-      this.bodyReadTimeout = between("bodyReadTimeout", timeout, Duration.ofMillis(1),
+      this.bodyReadTimeout = Check.inRange("bodyReadTimeout", timeout, Duration.ofMillis(1),
           Duration.ofDays(365));
       return this;
     }
@@ -438,21 +436,10 @@ public final class WeirFilter implements Filter {
      * and the deadline can no longer replace it. Default 1 MiB.
      */
     public Builder maxBufferedBytes(int max) {
-      if (max < 0 || max > 64 << 20) {
-        throw new IllegalArgumentException("maxBufferedBytes must be in 0..67108864, was " + max);
-      }
-      this.maxBufferedBytes = max;
+      this.maxBufferedBytes = Check.inRange("maxBufferedBytes", max, 0, 64 << 20);
       return this;
     }
 
-    private static Duration between(String setting, Duration d, Duration min, Duration max) {
-      Objects.requireNonNull(d, setting);
-      if (d.compareTo(min) < 0 || d.compareTo(max) > 0) {
-        throw new IllegalArgumentException(setting + " must be in " + min + ".." + max
-            + ", was " + d);
-      }
-      return d;
-    }
 
     /** Whether a request past its deadline is answered 503 on time. Default false. */
     public Builder boundedResponseTime(boolean on) {
