@@ -31,7 +31,7 @@ for i in $(seq 1 "$runs"); do
     "${pin_load[@]}" java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 200 "$WEIR_JVM_WARMUP" "$i" > /dev/null
   fi
   load_before=$(cut -d' ' -f1 /proc/loadavg)
-  line=$("${pin_load[@]}" java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 600 10 "$i")
+  line=$("${pin_load[@]}" java -cp "$load_cp" examples/ring/load/RingLoad.java "http://127.0.0.1:$port/" 600 10 "$i" "${WEIR_LOAD_WARMUP:-5}")
   # The machine's load average around the run: above the core count, other work competed.
   printf 'run %2d: %s | loadavg %s -> %s\n' "$i" "$line" "$load_before" "$(cut -d' ' -f1 /proc/loadavg)"
   exec 3>&-
