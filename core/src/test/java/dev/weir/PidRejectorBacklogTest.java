@@ -81,4 +81,66 @@ class PidRejectorBacklogTest {
     assertTrue(rejector.ratio() < 0.05, "the queue holds; ratio " + rejector.ratio());
     assertTrue(rejector.cutoff() > Priority.of(5, 0), "tier 5 is admitted");
   }
+
+  @Test
+  void aStandingExcessCutsEveryLessImportantTierButNotTheMostImportantOne() {
+    // Twice as much arrives as leaves, tick after tick: the PI ratio climbs past tier 5's half of
+    // the traffic. The cut stops at tier 1, the most important tier arriving, and the ratio is
+    // held at tier 5's share, so it does not wind up past what the door can shed; tier 1's own
+    // excess, if any, is the queue's to turn away (its bound answers at once).
+    PidRejector rejector = PidRejector.builder().build();
+    PidRejector unbounded = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 60; i++, now += TICK) {
+      ControlWindow w = window(now, BOUND);
+      w.enqueued = 100;
+      w.dequeued = 50;
+      rejector.update(w, 12.5, BOUND);
+      assertTrue(rejector.cutoff() >= Priority.of(2, 0), "tick " + i + ": cutoff "
+          + rejector.cutoff() + " cuts into tier 1");
+    }
+    assertTrue(rejector.overloaded());
+    assertTrue(rejector.cutoff() == Priority.of(2, 0), "all of tier 5 is cut: " + rejector.cutoff());
+    assertTrue(Math.abs(rejector.ratio() - 0.5) < 1e-9, "held at tier 5's share: "
+        + rejector.ratio());
+  }
+
+  @Test
+  void oneTierAloneIsStillCutByCohort() {
+    // With nothing less important arriving, there is no tier to spare the only one for: the
+    // ratio covers its least important cohorts, as the cohort scheme intends.
+    PidRejector rejector = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 60 && rejector.ratio() < 0.3; i++, now += TICK) {
+      ControlWindow w = window(now, BOUND);
+      java.util.Arrays.fill(w.levelArrivals, 0);
+      for (int cohort = 0; cohort < Priority.COHORTS; cohort += 16) {
+        w.levelArrivals[Priority.of(3, cohort)] = 100 / 8;
+      }
+      w.enqueued = 100;
+      w.dequeued = 50;
+      rejector.update(w, 12.5, BOUND);
+    }
+    assertTrue(rejector.ratio() >= 0.3, "ratio " + rejector.ratio());
+    assertTrue(rejector.cutoff() > Priority.of(3, 0) && rejector.cutoff() < Priority.of(4, 0),
+        "cut within tier 3: " + rejector.cutoff());
+  }
+
+  @Test
+  void aStrayRequestOfAMoreImportantTierDoesNotMoveTheTierSpared() {
+    // Under 1% of the traffic does not count as arriving: the tier spared is the next one, and a
+    // single tier-0 request cannot stop the door from shedding tier 5.
+    PidRejector rejector = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 60; i++, now += TICK) {
+      ControlWindow w = window(now, BOUND);
+      if (i % 20 == 0) {
+        w.levelArrivals[Priority.of(0, 0)] = 1;
+      }
+      w.enqueued = 100;
+      w.dequeued = 50;
+      rejector.update(w, 12.5, BOUND);
+    }
+    assertTrue(rejector.cutoff() == Priority.of(2, 0), "cutoff " + rejector.cutoff());
+  }
 }

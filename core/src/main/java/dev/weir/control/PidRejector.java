@@ -42,6 +42,13 @@ import java.time.Duration;
  * priority), so at most {@code ratio} is shed. Because cohorts order the levels within a tier,
  * services that share the cohort scheme shed the same users.
  *
+ * <p>The cut never enters the most important tier arriving while a less important one arrives
+ * too (each from 1% of recent traffic): the ratio is held at the less important tiers' share.
+ * That tier's own excess, if it has one, is the queue's to turn away: its bound answers at once.
+ * A PI ratio overshoots whenever a backlog drains by itself (a cold start, a burst), and past
+ * that share the overshoot would turn away the very traffic the shedder exists to serve. With one
+ * tier alone, its cohorts are cut as usual.
+ *
  * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap. Why each
  * default is what it is, with the scenarios that set it: {@code docs/design.md}.
  */
@@ -79,6 +86,9 @@ public final class PidRejector implements Rejector {
 
   /** The gain on the rate of queue timeouts. */
   private static final double LATE_GAIN = 0.25;
+
+  /** The share of recent arrivals from which a tier counts as arriving. */
+  private static final double ARRIVING_SHARE = 0.01;
 
   private PidRejector(Builder b) {
     this.detectionWindowNanos = b.detectionWindow.toNanos();
@@ -178,7 +188,44 @@ public final class PidRejector implements Rejector {
     double late = accTimeouts / arrivals;
     ratioNow = clamp(ratioNow + kp * excess + ki * backlog + LATE_GAIN * late);
     clearAccumulators();
+    int topTier = topTierArriving();
+    if (topTier >= 0 && ratioNow >= shareBelow(topTier)) {
+      // Spare the most important tier arriving while less important traffic arrives: cut all of
+      // that traffic, and hold the ratio there, so it does not wind up past what it can shed.
+      ratioNow = shareBelow(topTier);
+      return cutoffNow = (topTier + 1) * Priority.COHORTS;
+    }
     return cutoffNow = cutoffFor(ratioNow);
+  }
+
+  /**
+   * The most important tier with at least {@value #ARRIVING_SHARE} of recent arrivals, if less
+   * important tiers bring at least that share too; else -1 (one tier, nothing to spare it for).
+   */
+  private int topTierArriving() {
+    double floor = ARRIVING_SHARE * distributionTotal;
+    if (floor <= 0) {
+      return -1;
+    }
+    for (int tier = 0; tier < Priority.TIERS - 1; tier++) {
+      double arriving = 0;
+      for (int l = tier * Priority.COHORTS; l < (tier + 1) * Priority.COHORTS; l++) {
+        arriving += distribution[l];
+      }
+      if (arriving >= floor) {
+        return shareBelow(tier) * distributionTotal >= floor ? tier : -1;
+      }
+    }
+    return -1;
+  }
+
+  /** The share of recent arrivals in tiers less important than {@code tier}. */
+  private double shareBelow(int tier) {
+    double below = 0;
+    for (int l = (tier + 1) * Priority.COHORTS; l < Priority.LEVELS; l++) {
+      below += distribution[l];
+    }
+    return below / distributionTotal;
   }
 
   private void clearAccumulators() {
