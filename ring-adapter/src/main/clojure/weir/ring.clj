@@ -231,8 +231,10 @@
                              (pools/hand-off #(safe-call f (make))))
                            true))
          left! (or (:left seat) (fn []))
+         ;; Each task runs on a worker, handed off: the permit's latency starts there.
          run-sync (fn [^Permit permit]
                     (fn []
+                      (.started permit)
                       (let [outcome (volatile! Outcome/DROPPED)]
                         (try
                           ;; Answered already (the deadline passed while this waited for a
@@ -253,6 +255,7 @@
                           (finally (.release permit @outcome))))))
          run-async (fn [^Permit permit]
                      (fn []
+                       (.started permit)
                        (try
                          (handler request
                                   (fn [response]

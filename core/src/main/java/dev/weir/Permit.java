@@ -39,6 +39,17 @@ public interface Permit {
    */
   void onDeadline(Runnable hook);
 
+  /**
+   * Marks that the application starts on the request now. An adapter that hands an admitted
+   * request to another thread (a dispatch, an executor) calls it there, first: the hand-off's
+   * delay is the adapter's, not the service's, and left in the latency the limit learns from it
+   * reads as queueing in the service. Under CPU saturation that delay can be many times a fast
+   * endpoint's own latency, and the limit would then shrink, queue more, hand off more, and read
+   * still more. Optional: without it the latency counts from admission. Cheap when the request is
+   * not timed; the queue wait reported afterwards includes the hand-off.
+   */
+  default void started() {}
+
   /** The request's packed {@link Priority}. */
   int priority();
 

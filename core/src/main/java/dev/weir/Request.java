@@ -194,6 +194,14 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   }
 
   @Override
+  public void started() {
+    // Queued requests are always timed; one admitted at once and unsampled has nothing to move.
+    if (timed && state == ADMITTED) {
+      admittedNanos = admission.clock.nanoTime();
+    }
+  }
+
+  @Override
   public long queueWaitNanos() {
     return timed ? admittedNanos - arrivalNanos : 0;
   }

@@ -133,4 +133,68 @@ class LatencySamplingTest {
     held[0].dropped();
     assertEquals(1, s.count(Snapshot.Counter.DEADLINE_MISSED, 0), "counted once");
   }
+
+  /** A fixed limit of one that remembers the mean latency of the last window with samples. */
+  private static final class OneAtATime implements Limit {
+    long meanNanos = -1;
+
+    @Override
+    public int initialLimit() {
+      return 1;
+    }
+
+    @Override
+    public int maxLimit() {
+      return 1;
+    }
+
+    @Override
+    public int update(ControlWindow w) {
+      if (w.latencySamples() > 0) {
+        meanNanos = w.meanLatencyNanos();
+      }
+      return 1;
+    }
+  }
+
+  @Test
+  void aHandOffBeforeTheApplicationStartsIsNotTheServicesLatency() {
+    // A queued request is admitted on the thread that releases the permit before it; an adapter
+    // hands it to another thread, which starts 40 ms later on a saturated machine, and the
+    // application then takes 5 ms. The limit must learn 5 ms, not 45.
+    VirtualTime t = new VirtualTime();
+    OneAtATime limit = new OneAtATime();
+    LoadShedder s = LoadShedder.builder().timer(t).limit(() -> limit).rejector(Rejectors::none)
+        .build();
+    Permit[] held = new Permit[2];
+    for (int i = 0; i < 2; i++) {
+      int slot = i;
+      s.submit(0, new AdmissionCallback() {
+        @Override
+        public void onAdmitted(Permit permit) {
+          held[slot] = permit;
+        }
+
+        @Override
+        public void onRejected(RejectReason reason) {
+          throw new AssertionError(reason);
+        }
+      });
+    }
+    assertEquals(1, s.queued());
+    t.advance(TimeUnit.MILLISECONDS.toNanos(10));
+    held[0].success(); // hands the permit to the queued request, on this thread
+    Permit handedOff = held[1];
+    t.advance(TimeUnit.MILLISECONDS.toNanos(40));
+    handedOff.started();
+    t.advance(TimeUnit.MILLISECONDS.toNanos(5));
+    handedOff.success();
+    assertEquals(TimeUnit.MILLISECONDS.toNanos(50), handedOff.queueWaitNanos(),
+        "the wait until the application started, hand-off included");
+    t.advance(INTERVAL);
+    // One window holds both: the first request's 10 ms and the handed-off one's 5 ms (45 ms
+    // counted from its admission would make the mean 27.5 ms).
+    assertEquals(TimeUnit.MICROSECONDS.toNanos(7_500), limit.meanNanos,
+        TimeUnit.MICROSECONDS.toNanos(100));
+  }
 }

@@ -140,6 +140,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
       }
       return;
     }
+    p.started(); // handed off to this thread: the latency starts here, not at admission
     try {
       run(p, false);
     } catch (Exception e) {

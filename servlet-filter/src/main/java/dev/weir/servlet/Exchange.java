@@ -223,9 +223,17 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     }
   }
 
-  /** Called by the filter on an ASYNC dispatch: true for the one dispatch that runs the chain. */
+  /**
+   * Called by the filter on an ASYNC dispatch: true for the one dispatch that runs the chain,
+   * which starts the permit's latency here, not at admission on the releasing thread.
+   */
   boolean claimResume() {
-    return permit != null && claimRun();
+    Permit p = permit;
+    if (p != null && claimRun()) {
+      p.started();
+      return true;
+    }
+    return false;
   }
 
   // ------------------------------------------------------------------------- AdmissionCallback
