@@ -169,7 +169,7 @@ public final class PidRejector implements Rejector {
         sheddingNow = false;
         return cutoffNow = Priority.LEVELS;
       }
-      return cutoffNow = cutoffFor(ratioNow);
+      return cutoffNow = cut();
     }
 
     if (accArrivals < minArrivals) {
@@ -188,14 +188,24 @@ public final class PidRejector implements Rejector {
     double late = accTimeouts / arrivals;
     ratioNow = clamp(ratioNow + kp * excess + ki * backlog + LATE_GAIN * late);
     clearAccumulators();
+    return cutoffNow = cut();
+  }
+
+  /**
+   * The cutoff for {@code ratioNow}, sparing the most important tier arriving while less important
+   * traffic arrives: past that traffic's share the ratio is held at it, so it does not wind up
+   * past what the door can shed.
+   */
+  private int cut() {
     int topTier = topTierArriving();
-    if (topTier >= 0 && ratioNow >= shareBelow(topTier)) {
-      // Spare the most important tier arriving while less important traffic arrives: cut all of
-      // that traffic, and hold the ratio there, so it does not wind up past what it can shed.
-      ratioNow = shareBelow(topTier);
-      return cutoffNow = (topTier + 1) * Priority.COHORTS;
+    if (topTier >= 0) {
+      double below = shareBelow(topTier);
+      if (ratioNow >= below) {
+        ratioNow = below;
+        return (topTier + 1) * Priority.COHORTS;
+      }
     }
-    return cutoffNow = cutoffFor(ratioNow);
+    return cutoffFor(ratioNow);
   }
 
   /**
