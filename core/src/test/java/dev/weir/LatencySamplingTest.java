@@ -33,26 +33,42 @@ class LatencySamplingTest {
     }
   }
 
-  /** A fixed limit that remembers the latency samples of the last window it saw. */
+  /**
+   * A fixed limit that remembers the latency samples of the last window it saw, and the mean
+   * latency of the last window with samples.
+   */
   private static final class Recording implements Limit {
+    final int limit;
     long samples;
     long successes;
+    long meanNanos = -1;
+
+    Recording() {
+      this(100);
+    }
+
+    Recording(int limit) {
+      this.limit = limit;
+    }
 
     @Override
     public int initialLimit() {
-      return 100;
+      return limit;
     }
 
     @Override
     public int maxLimit() {
-      return 100;
+      return limit;
     }
 
     @Override
     public int update(ControlWindow w) {
       samples = w.latencySamples();
       successes = w.successes();
-      return 100;
+      if (samples > 0) {
+        meanNanos = w.meanLatencyNanos();
+      }
+      return limit;
     }
   }
 
@@ -134,36 +150,13 @@ class LatencySamplingTest {
     assertEquals(1, s.count(Snapshot.Counter.DEADLINE_MISSED, 0), "counted once");
   }
 
-  /** A fixed limit of one that remembers the mean latency of the last window with samples. */
-  private static final class OneAtATime implements Limit {
-    long meanNanos = -1;
-
-    @Override
-    public int initialLimit() {
-      return 1;
-    }
-
-    @Override
-    public int maxLimit() {
-      return 1;
-    }
-
-    @Override
-    public int update(ControlWindow w) {
-      if (w.latencySamples() > 0) {
-        meanNanos = w.meanLatencyNanos();
-      }
-      return 1;
-    }
-  }
-
   @Test
   void aHandOffBeforeTheApplicationStartsIsNotTheServicesLatency() {
     // A queued request is admitted on the thread that releases the permit before it; an adapter
     // hands it to another thread, which starts 40 ms later on a saturated machine, and the
     // application then takes 5 ms. The limit must learn 5 ms, not 45.
     VirtualTime t = new VirtualTime();
-    OneAtATime limit = new OneAtATime();
+    Recording limit = new Recording(1);
     LoadShedder s = LoadShedder.builder().timer(t).limit(() -> limit).rejector(Rejectors::none)
         .build();
     Permit[] held = new Permit[2];
