@@ -106,6 +106,20 @@ public final class LoadGenerator {
     }
   }
 
+  /**
+   * {@link #run()} in the background, on the common pool, for callers that watch the server while
+   * the load runs. A failure to start or stop the client completes the future exceptionally.
+   */
+  public CompletableFuture<LoadReport> runInBackground() {
+    return CompletableFuture.supplyAsync(() -> {
+      try {
+        return run();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
   private LoadReport drive(HttpClient client) throws InterruptedException {
     Random random = new Random(seed);
     List<Recorder> recorders = new ArrayList<>();

@@ -63,13 +63,7 @@ public final class StatusScreenshot {
       LoadGenerator load = LoadGenerator.builder(server.workUri()).rate(RATE)
           .warmup(Duration.ZERO).duration(Duration.ofSeconds(seconds))
           .timeout(Duration.ofSeconds(2)).mix(TierMix.parse(MIX)).build();
-      CompletableFuture<LoadReport> report = CompletableFuture.supplyAsync(() -> {
-        try {
-          return load.run();
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<LoadReport> report = load.runInBackground();
       URI page = server.workUri().resolve(Observability.STATUS_PATH + "?view=html");
       browser.open(page);
       LoadReport r = report.get();

@@ -47,13 +47,7 @@ class StatusPageBrowserTest {
       LoadGenerator load = LoadGenerator.builder(server.workUri()).rate(300)
           .warmup(Duration.ZERO).duration(Duration.ofSeconds(4)).timeout(Duration.ofSeconds(2))
           .mix(TierMix.parse("0:10,1:20,2:20,3:20,4:15,5:15")).build();
-      CompletableFuture<LoadReport> running = CompletableFuture.supplyAsync(() -> {
-        try {
-          return load.run();
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<LoadReport> running = load.runInBackground();
       URI page = server.workUri().resolve(Observability.STATUS_PATH + "?view=html");
       browser.open(page);
       assertEquals("Weir status", browser.evaluate("document.title"));
