@@ -10,7 +10,7 @@ import java.util.Map;
  * Command-line options of the form {@code --name value} or {@code --flag}. Every error is an
  * {@link IllegalArgumentException} whose message names the option, for the mains to print.
  */
-final class Args {
+public final class Args {
   private final Map<String, String> values;
 
   private Args(Map<String, String> values) {
@@ -21,7 +21,7 @@ final class Args {
    * Parses {@code args}, accepting only the {@code known} option names (without dashes). An option
    * followed by another option, or by nothing, is a flag.
    */
-  static Args parse(String[] args, String... known) {
+  public static Args parse(String[] args, String... known) {
     List<String> names = Arrays.asList(known);
     Map<String, String> values = new LinkedHashMap<>();
     for (int i = 0; i < args.length; i++) {
@@ -48,7 +48,7 @@ final class Args {
     return new Args(values);
   }
 
-  boolean flag(String name) {
+  public boolean flag(String name) {
     if (!values.containsKey(name)) {
       return false;
     }
@@ -59,11 +59,11 @@ final class Args {
     return true;
   }
 
-  String string(String name, String defaultValue) {
+  public String string(String name, String defaultValue) {
     return values.containsKey(name) ? required(name) : defaultValue;
   }
 
-  int intValue(String name, int defaultValue, int min, int max) {
+  public int intValue(String name, int defaultValue, int min, int max) {
     if (!values.containsKey(name)) {
       return defaultValue;
     }
@@ -75,7 +75,7 @@ final class Args {
     return (int) v;
   }
 
-  long longValue(String name, long defaultValue) {
+  public long longValue(String name, long defaultValue) {
     if (!values.containsKey(name)) {
       return defaultValue;
     }
@@ -87,7 +87,7 @@ final class Args {
     }
   }
 
-  double doubleValue(String name, double defaultValue, double min, double max) {
+  public double doubleValue(String name, double defaultValue, double min, double max) {
     if (!values.containsKey(name)) {
       return defaultValue;
     }
@@ -95,7 +95,7 @@ final class Args {
   }
 
   /** A comma-separated list of numbers, such as {@code 1.5,3}. */
-  List<Double> doubles(String name, List<Double> defaultValue, double min, double max) {
+  public List<Double> doubles(String name, List<Double> defaultValue, double min, double max) {
     if (!values.containsKey(name)) {
       return defaultValue;
     }
@@ -106,7 +106,7 @@ final class Args {
     return List.copyOf(list);
   }
 
-  static double parseDouble(String what, String text, double min, double max) {
+  public static double parseDouble(String what, String text, double min, double max) {
     double v;
     try {
       v = Double.parseDouble(text.trim());

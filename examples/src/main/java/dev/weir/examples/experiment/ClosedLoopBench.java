@@ -1,5 +1,6 @@
 package dev.weir.examples.experiment;
 
+import dev.weir.examples.Args;
 import dev.weir.examples.ExampleServer;
 import java.io.BufferedReader;
 import java.io.File;
@@ -55,17 +56,17 @@ public final class ClosedLoopBench {
 
   public static void main(String[] args) throws Exception {
     try {
-      Map<String, String> a = options(args);
-      if (a.containsKey("help")) {
+      Args a = options(args);
+      if (a.flag("help")) {
         System.out.println(USAGE);
         return;
       }
-      int seconds = intOption(a, "seconds", 10, 1, 600);
-      int warmup = intOption(a, "warmup", 5, 0, 600);
-      int rounds = intOption(a, "rounds", 3, 1, 20);
-      int connections = intOption(a, "connections", 16, 1, 1024);
+      int seconds = a.intValue("seconds", 10, 1, 600);
+      int warmup = a.intValue("warmup", 5, 0, 600);
+      int rounds = a.intValue("rounds", 3, 1, 20);
+      int connections = a.intValue("connections", 16, 1, 1024);
       List<String> guards = guardNames();
-      String given = a.get("guards");
+      String given = a.string("guards", null);
       if (given != null) {
         guards = Arrays.asList(given.split(","));
         for (String g : guards) {
@@ -74,7 +75,7 @@ public final class ClosedLoopBench {
           }
         }
       }
-      String jvmArgs = a.getOrDefault("jvm-args", "");
+      String jvmArgs = a.string("jvm-args", "");
       run(System.out, System.err, guards, seconds, warmup, rounds, connections, jvmArgs);
     } catch (IllegalArgumentException e) {
       System.err.println("closed-loop: " + e.getMessage());
@@ -86,41 +87,9 @@ public final class ClosedLoopBench {
   private static final List<String> OPTIONS =
       List.of("seconds", "warmup", "rounds", "connections", "guards", "jvm-args", "help");
 
-  /** {@code --name value} pairs; {@code --help} alone. */
-  static Map<String, String> options(String[] args) {
-    Map<String, String> m = new LinkedHashMap<>();
-    for (int i = 0; i < args.length; i++) {
-      String name = args[i].startsWith("--") ? args[i].substring(2) : null;
-      if (name == null || !OPTIONS.contains(name)) {
-        throw new IllegalArgumentException("unexpected argument '" + args[i] + "'");
-      }
-      if (name.equals("help")) {
-        m.put(name, "");
-      } else if (i + 1 < args.length) {
-        m.put(name, args[++i]);
-      } else {
-        throw new IllegalArgumentException("--" + name + " needs a value");
-      }
-    }
-    return m;
-  }
-
-  private static int intOption(Map<String, String> m, String name, int dflt, int min, int max) {
-    String v = m.get(name);
-    if (v == null) {
-      return dflt;
-    }
-    int n;
-    try {
-      n = Integer.parseInt(v.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("--" + name + " must be a whole number, was '" + v + "'");
-    }
-    if (n < min || n > max) {
-      throw new IllegalArgumentException("--" + name + " must be in " + min + ".." + max
-          + ", was " + n);
-    }
-    return n;
+  /** {@code --name value} pairs; {@code --help} alone: {@link Args}, with this bench's names. */
+  static Args options(String[] args) {
+    return Args.parse(args, OPTIONS.toArray(new String[0]));
   }
 
   /** One run's measurements. */

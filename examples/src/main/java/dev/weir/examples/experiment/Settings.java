@@ -1,12 +1,11 @@
 package dev.weir.examples.experiment;
 
+import dev.weir.examples.Args;
 import dev.weir.examples.Compute;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 
 /**
  * The {@link OverloadExperiment}'s options, parsed from the command line; see {@link #USAGE}.
@@ -72,12 +71,12 @@ final class Settings {
    * @throws IllegalArgumentException naming the option that is wrong
    */
   static Settings parse(String[] args) {
-    Map<String, String> o = options(args);
-    if (o.containsKey("help")) {
+    Args o = Args.parse(args, KNOWN);
+    if (o.flag("help")) {
       return null;
     }
     Settings s = new Settings();
-    if (o.containsKey("quick")) {
+    if (o.flag("quick")) {
       s.loads = List.of(1.5, 3.0);
       s.seconds = 1;
       s.warmupSeconds = 0;
@@ -85,9 +84,10 @@ final class Settings {
       s.probeWarmupSeconds = 1;
       s.probeSeconds = 1;
     }
-    if (o.containsKey("endpoints")) {
+    String endpointList = o.string("endpoints", null);
+    if (endpointList != null) {
       List<Endpoint> endpoints = new ArrayList<>();
-      for (String key : o.get("endpoints").split(",", -1)) {
+      for (String key : endpointList.split(",", -1)) {
         Endpoint e = Endpoint.of(key);
         if (endpoints.contains(e)) {
           throw new IllegalArgumentException("--endpoints lists " + e.key + " twice");
@@ -96,22 +96,19 @@ final class Settings {
       }
       s.endpoints = List.copyOf(endpoints);
     }
-    s.seconds = (int) number(o, "seconds", s.seconds, 1, 600, true);
-    s.warmupSeconds = (int) number(o, "warmup", s.warmupSeconds, 0, 600, true);
-    if (o.containsKey("loads")) {
-      List<Double> loads = new ArrayList<>();
-      for (String part : o.get("loads").split(",", -1)) {
-        double load = parse("loads", part, 0.01, 100, false);
-        if (loads.contains(load)) {
-          throw new IllegalArgumentException("--loads lists " + part.trim() + " twice");
-        }
-        loads.add(load);
+    s.seconds = o.intValue("seconds", s.seconds, 1, 600);
+    s.warmupSeconds = o.intValue("warmup", s.warmupSeconds, 0, 600);
+    s.loads = o.doubles("loads", s.loads, 0.01, 100);
+    for (int i = 0; i < s.loads.size(); i++) {
+      if (s.loads.indexOf(s.loads.get(i)) != i) {
+        throw new IllegalArgumentException("--loads lists " + Goals.fmt(s.loads.get(i))
+            + " twice");
       }
-      s.loads = List.copyOf(loads);
     }
-    if (o.containsKey("guards")) {
+    String guardList = o.string("guards", null);
+    if (guardList != null) {
       List<String> guards = new ArrayList<>();
-      for (String name : o.get("guards").split(",", -1)) {
+      for (String name : guardList.split(",", -1)) {
         String g = name.trim();
         if (!names().contains(g)) {
           throw new IllegalArgumentException("--guards: unknown guard '" + name
@@ -124,17 +121,16 @@ final class Settings {
       }
       s.guards = List.copyOf(guards);
     }
-    s.baselineLoad = number(o, "baseline", s.baselineLoad, 0, 100, false);
-    s.connections = (int) number(o, "connections", s.connections, 1, 1000, true);
-    s.serviceMillis = (int) number(o, "service-ms", s.serviceMillis, 1, 10_000, true);
-    s.computeRounds =
-        (int) number(o, "compute-rounds", s.computeRounds, 1, 1_000_000_000, true);
-    s.computeCapacity = number(o, "compute-capacity", s.computeCapacity, 1, MAX_RATE, false);
-    s.timeoutMillis = (int) number(o, "timeout-ms", s.timeoutMillis, 1, 60_000, true);
-    s.seed = (long) number(o, "seed", s.seed, Long.MIN_VALUE, Long.MAX_VALUE, true);
-    s.runs = (int) number(o, "runs", s.runs, 1, 20, true);
-    if (o.containsKey("html")) {
-      String html = o.get("html");
+    s.baselineLoad = o.doubleValue("baseline", s.baselineLoad, 0, 100);
+    s.connections = o.intValue("connections", s.connections, 1, 1000);
+    s.serviceMillis = o.intValue("service-ms", s.serviceMillis, 1, 10_000);
+    s.computeRounds = o.intValue("compute-rounds", s.computeRounds, 1, 1_000_000_000);
+    s.computeCapacity = o.doubleValue("compute-capacity", s.computeCapacity, 1, MAX_RATE);
+    s.timeoutMillis = o.intValue("timeout-ms", s.timeoutMillis, 1, 60_000);
+    s.seed = o.longValue("seed", s.seed);
+    s.runs = o.intValue("runs", s.runs, 1, 20);
+    String html = o.string("html", null);
+    if (html != null) {
       s.html = html.equals("none") ? null : Path.of(html);
     }
     if (s.endpoints.contains(Endpoint.WORK)) {
@@ -167,66 +163,7 @@ final class Settings {
     return Guard.all().stream().map(Guard::name).toList();
   }
 
-  private static final List<String> KNOWN = List.of("endpoints", "seconds", "warmup", "loads",
-      "guards", "baseline", "connections", "service-ms", "compute-rounds", "compute-capacity",
-      "timeout-ms", "seed", "runs", "html", "quick", "help");
-  private static final List<String> FLAGS = List.of("quick", "help");
-
-  /** {@code --name value}, {@code --name=value} or, for a flag, {@code --name}. */
-  private static Map<String, String> options(String[] args) {
-    Map<String, String> o = new LinkedHashMap<>();
-    for (int i = 0; i < args.length; i++) {
-      String arg = args[i];
-      if (!arg.startsWith("--")) {
-        throw new IllegalArgumentException("unexpected argument '" + arg + "'");
-      }
-      String name = arg.substring(2);
-      String value = null;
-      int eq = name.indexOf('=');
-      if (eq >= 0) {
-        value = name.substring(eq + 1);
-        name = name.substring(0, eq);
-      }
-      if (!KNOWN.contains(name)) {
-        throw new IllegalArgumentException("unknown option --" + name + "; options are --"
-            + String.join(", --", KNOWN));
-      }
-      if (FLAGS.contains(name)) {
-        if (value != null) {
-          throw new IllegalArgumentException("--" + name + " takes no value");
-        }
-        o.put(name, "");
-        continue;
-      }
-      if (value == null) {
-        if (i + 1 >= args.length) {
-          throw new IllegalArgumentException("--" + name + " needs a value");
-        }
-        value = args[++i];
-      }
-      o.put(name, value);
-    }
-    return o;
-  }
-
-  private static double number(Map<String, String> o, String name, double defaultValue,
-      double min, double max, boolean integer) {
-    return o.containsKey(name) ? parse(name, o.get(name), min, max, integer) : defaultValue;
-  }
-
-  private static double parse(String name, String text, double min, double max,
-      boolean integer) {
-    double v;
-    try {
-      v = integer ? Long.parseLong(text.trim()) : Double.parseDouble(text.trim());
-    } catch (NumberFormatException e) {
-      throw new IllegalArgumentException("--" + name + " must be " + (integer ? "an integer"
-          : "a number") + ", was '" + text + "'");
-    }
-    if (!(v >= min && v <= max)) {
-      throw new IllegalArgumentException("--" + name + " must be in " + Goals.fmt(min) + ".."
-          + Goals.fmt(max) + ", was " + text.trim());
-    }
-    return v;
-  }
+  private static final String[] KNOWN = {"endpoints", "seconds", "warmup", "loads", "guards",
+      "baseline", "connections", "service-ms", "compute-rounds", "compute-capacity", "timeout-ms",
+      "seed", "runs", "html", "quick", "help"};
 }
