@@ -1,5 +1,7 @@
 package dev.weir;
 
+import dev.weir.internal.ArrivingTiers;
+
 /**
  * The overload policy: every decision a shedder takes from its controllers' answers, in one place.
  * Each tick it asks the {@link Limit} for a limit, tells the {@link Rejector} the backlog to aim
@@ -20,8 +22,6 @@ final class OverloadPolicy {
   static final double TIMING_OUT_BACKLOG_LIMITS = 1.0;
   /** How much of the recent queue-timeout count survives each tick. */
   private static final double QUEUE_TIMEOUT_MEMORY = 0.9;
-  /** The share of recent arrivals from which a tier counts as arriving. */
-  private static final double ARRIVING_TIER_SHARE = 0.01;
   /** How much of the recent per-tier arrivals survives each tick. */
   private static final double TIER_ARRIVALS_DECAY = 0.9;
 
@@ -95,24 +95,11 @@ final class OverloadPolicy {
   }
 
   /**
-   * Whether {@code cut} sheds only tiers less important than the most important one arriving:
-   * then none of that tier waits behind what the queue holds. A tier counts as arriving from
-   * {@value #ARRIVING_TIER_SHARE} of recent traffic, a share, so the answer is the same at 50 and
-   * at 50,000 RPS, and a stray request of a more important tier does not change it.
+   * Whether {@code cut} sheds only tiers less important than the most important one arriving
+   * ({@link ArrivingTiers}): then none of that tier waits behind what the queue holds.
    */
   private boolean sparesTopTier(int cut) {
-    double total = 0;
-    for (double v : recentTierArrivals) {
-      total += v;
-    }
-    if (cut >= Priority.LEVELS || total <= 0) {
-      return false;
-    }
-    for (int tier = 0; tier < Priority.tier(cut); tier++) {
-      if (recentTierArrivals[tier] >= ARRIVING_TIER_SHARE * total) {
-        return true;
-      }
-    }
-    return false;
+    int top = ArrivingTiers.mostImportant(recentTierArrivals);
+    return cut < Priority.LEVELS && top >= 0 && top < Priority.tier(cut);
   }
 }

@@ -3,8 +3,10 @@ package dev.weir.control;
 import dev.weir.ControlWindow;
 import dev.weir.Priority;
 import dev.weir.Rejector;
+import dev.weir.internal.ArrivingTiers;
 import dev.weir.internal.Check;
 import java.time.Duration;
+import java.util.Arrays;
 
 /**
  * Sheds the least important traffic at the door while the shedder is overloaded, after Uber's
@@ -61,6 +63,7 @@ public final class PidRejector implements Rejector {
   private final double distributionDecay;
 
   private final double[] distribution = new double[Priority.LEVELS];
+  private final double[] tierDistribution = new double[Priority.TIERS];
   private double distributionTotal;
 
   // The tick's working state, touched only by update(), and what it publishes for other threads
@@ -87,8 +90,6 @@ public final class PidRejector implements Rejector {
   /** The gain on the rate of queue timeouts. */
   private static final double LATE_GAIN = 0.25;
 
-  /** The share of recent arrivals from which a tier counts as arriving. */
-  private static final double ARRIVING_SHARE = 0.01;
 
   private PidRejector(Builder b) {
     this.detectionWindowNanos = b.detectionWindow.toNanos();
@@ -209,24 +210,19 @@ public final class PidRejector implements Rejector {
   }
 
   /**
-   * The most important tier with at least {@value #ARRIVING_SHARE} of recent arrivals, if less
-   * important tiers bring at least that share too; else -1 (one tier, nothing to spare it for).
+   * The most important tier arriving ({@link ArrivingTiers}), if less important tiers arrive too,
+   * with at least that share between them; else -1 (one tier, nothing to spare it for).
    */
   private int topTierArriving() {
-    double floor = ARRIVING_SHARE * distributionTotal;
-    if (floor <= 0) {
+    if (distributionTotal <= 0) {
       return -1;
     }
-    for (int tier = 0; tier < Priority.TIERS - 1; tier++) {
-      double arriving = 0;
-      for (int l = tier * Priority.COHORTS; l < (tier + 1) * Priority.COHORTS; l++) {
-        arriving += distribution[l];
-      }
-      if (arriving >= floor) {
-        return shareBelow(tier) * distributionTotal >= floor ? tier : -1;
-      }
+    Arrays.fill(tierDistribution, 0);
+    for (int l = 0; l < Priority.LEVELS; l++) {
+      tierDistribution[Priority.tier(l)] += distribution[l];
     }
-    return -1;
+    int top = ArrivingTiers.mostImportant(tierDistribution);
+    return top >= 0 && shareBelow(top) >= ArrivingTiers.SHARE ? top : -1;
   }
 
   /** The share of recent arrivals in tiers less important than {@code tier}. */
