@@ -37,6 +37,30 @@ class BenchmarksSmokeTest {
   }
 
   @Test
+  void filterPathContendersAnswer200AndWeirReleasesEveryPermit() throws Exception {
+    FilterPathBenchmark b = new FilterPath1Thread();
+    FilterPathBenchmark.Exchange x = new FilterPathBenchmark.Exchange();
+    FilterPathBenchmark.NetflixState netflix = new FilterPathBenchmark.NetflixState();
+    netflix.setup();
+    FilterPathBenchmark.WeirState weir = new FilterPathBenchmark.WeirState();
+    weir.setup();
+    try {
+      for (int i = 0; i < N; i++) {
+        assertEquals(200, b.none(x));
+        assertEquals(200, b.netflixVegas(netflix, x));
+        assertEquals(200, b.weir(weir, x));
+        assertEquals(200, b.weirTierHeader(weir, x));
+      }
+      dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
+      assertEquals(0, route.inflight(), "every permit released");
+      assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
+      assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
+    } finally {
+      weir.tearDown();
+    }
+  }
+
+  @Test
   void operatingPointsAdmitAtOnceAndRelease() throws Exception {
     OperatingPointBenchmark b = new OperatingPoint2Threads();
     for (String point : new String[] {"zero-config", "twice-inflight", "limit1000"}) {
