@@ -109,37 +109,91 @@ public final class PriorityHeaders {
    * throws.
    */
   public <R> int priority(R request, HeaderLookup<? super R> headers) {
+    String tierValue = value(request, headers, tierHeader);
+    int explicit = tierValue == null ? NONE : parseTierHeader(tierValue);
+    boolean complete = explicit != NONE && (explicit & 0xff) != 0xff;
+    // Each other header is read only if the tier header leaves something for it to decide.
+    String baggage = readBaggage && !complete ? headers.header(request, BAGGAGE_HEADER) : null;
+    String caller = explicit == NONE && !callerTiers.isEmpty()
+        ? value(request, headers, callerHeader) : null;
+    String user = userKeyHeader != null && !complete
+        ? value(request, headers, userKeyHeader) : null;
+    return resolve(explicit, baggage, caller, user);
+  }
+
+  /**
+   * The packed priority of the request whose header fields are {@code fields}, always valid: the
+   * same as {@link #priority(Object, HeaderLookup)} gives, read in one pass over the fields. A
+   * header sent more than once is read as its values joined by commas, as a lookup reads it. Throws
+   * only what {@code access} throws.
+   */
+  public <F> int priorityFromFields(F fields, HeaderFields<? super F> access) {
+    String tierValue = null;
+    String baggage = null;
+    String caller = null;
+    String user = null;
+    boolean callers = !callerTiers.isEmpty();
+    for (int i = 0, n = access.size(fields); i < n; i++) {
+      String name = access.name(fields, i);
+      int length = name.length();
+      if (length == tierHeader.length() && name.equalsIgnoreCase(tierHeader)) {
+        tierValue = tierValue == null ? nonNull(access.value(fields, i)) : REPEATED;
+      }
+      if (readBaggage && length == BAGGAGE_HEADER.length()
+          && name.equalsIgnoreCase(BAGGAGE_HEADER)) {
+        baggage = baggage == null ? nonNull(access.value(fields, i))
+            : joinBaggage(baggage, access.value(fields, i));
+      }
+      if (callers && length == callerHeader.length() && name.equalsIgnoreCase(callerHeader)) {
+        caller = caller == null ? nonNull(access.value(fields, i)) : REPEATED;
+      }
+      if (userKeyHeader != null && length == userKeyHeader.length()
+          && name.equalsIgnoreCase(userKeyHeader)) {
+        user = user == null ? nonNull(access.value(fields, i)) : REPEATED;
+      }
+    }
+    String tier = single(tierValue);
+    return resolve(tier == null ? NONE : parseTierHeader(tier), baggage, single(caller),
+        single(user));
+  }
+
+  /** What a header sent more than once reads as: it holds a comma, so it is ignored. */
+  private static final String REPEATED = ",";
+
+  private static String nonNull(String v) {
+    return v == null ? "" : v;
+  }
+
+  /** Repeated baggage headers are one list; past the longest read, it is ignored anyway. */
+  private static String joinBaggage(String sofar, String next) {
+    return sofar.length() > MAX_BAGGAGE_LENGTH ? sofar : sofar + ',' + nonNull(next);
+  }
+
+  /** The priority from the tier header's parsed value and the other headers' raw values. */
+  private int resolve(int explicit, String baggage, String caller, String user) {
     int tier = NONE;
     int cohort = NONE;
-    String explicit = value(request, headers, tierHeader);
-    if (explicit != null) {
-      int p = parseTierHeader(explicit);
-      if (p != NONE) {
-        tier = p >> 8;
-        cohort = (p & 0xff) == 0xff ? NONE : p & 0xff;
-      }
+    if (explicit != NONE) {
+      tier = explicit >> 8;
+      cohort = (explicit & 0xff) == 0xff ? NONE : explicit & 0xff;
     }
-    if (readBaggage && (tier == NONE || cohort == NONE)) {
-      String baggage = headers.header(request, BAGGAGE_HEADER);
-      if (baggage != null && baggage.length() <= MAX_BAGGAGE_LENGTH) {
-        long found = parseBaggage(baggage);
-        int t = (int) (found >> 32);
-        int c = (int) found;
-        tier = tier == NONE && t >= 0 ? t : tier;
-        cohort = cohort == NONE && c >= 0 ? c : cohort;
-      }
+    if (readBaggage && (tier == NONE || cohort == NONE)
+        && baggage != null && baggage.length() <= MAX_BAGGAGE_LENGTH) {
+      long found = parseBaggage(baggage);
+      int t = (int) (found >> 32);
+      int c = (int) found;
+      tier = tier == NONE && t >= 0 ? t : tier;
+      cohort = cohort == NONE && c >= 0 ? c : cohort;
     }
-    if (tier == NONE && !callerTiers.isEmpty()) {
-      String caller = value(request, headers, callerHeader);
-      Integer t = caller == null ? null : callerTiers.get(caller.trim());
+    if (tier == NONE && caller != null) {
+      Integer t = callerTiers.get(caller.trim());
       tier = t == null ? NONE : t;
     }
     if (tier == NONE) {
       tier = defaultTier;
     }
     if (cohort == NONE) {
-      String key = userKeyHeader == null ? null : value(request, headers, userKeyHeader);
-      cohort = cohorts.cohort(key);
+      cohort = cohorts.cohort(user);
     }
     return Priority.of(tier, cohort);
   }
@@ -164,7 +218,11 @@ public final class PriorityHeaders {
 
   /** A header's single value: null if absent, repeated (holds a comma) or too long. */
   private <R> String value(R request, HeaderLookup<? super R> headers, String name) {
-    String v = headers.header(request, name);
+    return single(headers.header(request, name));
+  }
+
+  /** {@code v} if it is a single value: null if absent, repeated (holds a comma) or too long. */
+  private String single(String v) {
     return v == null || v.length() > maxHeaderLength || v.indexOf(',') >= 0 ? null : v;
   }
 

@@ -55,6 +55,83 @@ class PriorityHeadersTest {
     }
   }
 
+  /** Header fields as a list of name-value pairs, read by index. */
+  private static final HeaderFields<java.util.List<String[]>> FIELDS =
+      new HeaderFields<java.util.List<String[]>>() {
+        @Override
+        public int size(java.util.List<String[]> fields) {
+          return fields.size();
+        }
+
+        @Override
+        public String name(java.util.List<String[]> fields, int index) {
+          return fields.get(index)[0];
+        }
+
+        @Override
+        public String value(java.util.List<String[]> fields, int index) {
+          return fields.get(index)[1];
+        }
+      };
+
+  /** The same fields read by name, as a servlet container presents them: repeats joined. */
+  private static final HeaderLookup<java.util.List<String[]>> BY_NAME = (fields, name) -> {
+    String joined = null;
+    for (String[] f : fields) {
+      if (f[0].equalsIgnoreCase(name)) {
+        String v = f[1] == null ? "" : f[1];
+        joined = joined == null ? v : joined + "," + v;
+      }
+    }
+    return joined;
+  };
+
+  /**
+   * Reading the fields in one pass gives what reading them by name gives, on random requests
+   * mixing every header the contract reads (in any case, repeated, absent, hostile or too long)
+   * with others, for the default settings and for caller tiers with the baggage off. A request
+   * with no usable cohort gets a random one; so each way is read five times: both must be
+   * deterministic, or both random (five equal random cohorts: one chance in 2^28), and then give
+   * the same tier, and the same cohort when deterministic.
+   */
+  @Test
+  void onePassOverTheFieldsReadsWhatLookupsRead() {
+    PriorityHeaders[] settings = {
+        PriorityHeaders.defaults(),
+        PriorityHeaders.builder().readBaggage(false).callerTier("billing", 1)
+            .callerTier("batch", 5).userKeyHeader(null).maxHeaderLength(8).build()};
+    String[] names = {"X-Weir-Tier", "x-weir-tier", "BAGGAGE", "baggage", "X-Weir-User",
+        "x-weir-caller", "Host", "Accept", "x-weir-tie", "baggages"};
+    String[] values = {"1", "2:40", " 0 : 127 ", "1:999", "", null, "weir-tier=4",
+        "weir-cohort=9,weir-tier=2", "weir-tier=1,weir-tier=2", "alice", "billing", "batch",
+        "a-very-long-user-key", "x".repeat(9000), "5:", ","};
+    Random random = new Random(7);
+    for (int i = 0; i < 20_000; i++) {
+      java.util.List<String[]> fields = new java.util.ArrayList<>();
+      for (int n = random.nextInt(6); n > 0; n--) {
+        fields.add(new String[] {names[random.nextInt(names.length)],
+            values[random.nextInt(values.length)]});
+      }
+      String request = fields.stream().map(java.util.Arrays::toString)
+          .collect(java.util.stream.Collectors.joining(" "));
+      for (PriorityHeaders h : settings) {
+        java.util.Set<Integer> byName = new java.util.HashSet<>();
+        java.util.Set<Integer> onePass = new java.util.HashSet<>();
+        for (int k = 0; k < 5; k++) {
+          byName.add(h.priority(fields, BY_NAME));
+          onePass.add(h.priorityFromFields(fields, FIELDS));
+        }
+        assertEquals(byName.size() == 1, onePass.size() == 1, "deterministic: " + request);
+        assertEquals(byName.stream().map(Priority::tier).collect(java.util.stream.Collectors.toSet()),
+            onePass.stream().map(Priority::tier).collect(java.util.stream.Collectors.toSet()),
+            request);
+        if (byName.size() == 1) {
+          assertEquals(byName, onePass, request);
+        }
+      }
+    }
+  }
+
   @Test
   void unicodeDigitsAreNotDigits() {
     assertEquals(3, Priority.tier(resolve("x-weir-tier", "\u0663")));
