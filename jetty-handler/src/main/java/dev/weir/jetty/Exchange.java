@@ -165,10 +165,9 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
       res = b;
       p.onDeadline(this::deadlinePassed);
     }
-    request.setAttribute(WeirHandler.PERMIT_ATTRIBUTE, p);
     boolean handled;
     try {
-      handled = next.handle(request, res, this);
+      handled = next.handle(new AdmittedRequest(request, p), res, this);
     } catch (Throwable x) {
       LOG.log(Level.FINE, "the application threw; failing its callback", x);
       failed(x);

@@ -66,7 +66,11 @@ import org.eclipse.jetty.util.Callback;
  * requests are then answered {@code 503}, and later ones too. Thread-safe.
  */
 public final class WeirHandler extends Handler.Wrapper {
-  /** The request attribute holding the {@link dev.weir.Permit} of an admitted request. */
+  /**
+   * The request attribute holding the {@link dev.weir.Permit} of an admitted request, read-only.
+   * The next handler sees Jetty's request wrapped, and the wrapper answers it without storing it
+   * in the request's attributes, which would allocate their map.
+   */
   public static final String PERMIT_ATTRIBUTE = "dev.weir.jetty.permit";
   /** The route key of the one shedder used when no {@link Builder#routeKey} is set. */
   public static final String SINGLE_ROUTE = "all";
@@ -152,7 +156,7 @@ public final class WeirHandler extends Handler.Wrapper {
   private int priorityOf(Request request) {
     Builder s = settings;
     if (s.resolver == null) {
-      return s.priorityHeaders.priority(request, JettyHeaders.INSTANCE);
+      return s.priorityHeaders.priorityFromFields(request.getHeaders(), JettyHeaders.INSTANCE);
     }
     try {
       int p = s.resolver.applyAsInt(request);

@@ -77,6 +77,8 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   private volatile AsyncContext async;
   /** Only when the container thread must wait in place; published before it reads the phase. */
   private volatile CountDownLatch decision;
+  /** The request the chain sees; kept with a reused exchange while nothing else can reach it. */
+  private AdmittedRequest admitted;
 
   private Exchange() {}
 
@@ -107,6 +109,9 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   /** Forgets the last request, so that a spare exchange holds nothing of it. */
   private void clear() {
+    if (admitted != null && !admitted.recycle()) {
+      admitted = null; // the application may still hold it: it stays with its request
+    }
     filter = null;
     shedder = null;
     request = null;
@@ -293,8 +298,13 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   void runAdmitted(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws IOException, ServletException {
     Permit p = permit;
-    request.setAttribute(WeirFilter.PERMIT_ATTRIBUTE, p);
-    HttpServletRequest in = BodyGuard.wrap(request, p, filter.bodyReadTimeoutNanos(shedder));
+    AdmittedRequest a = admitted;
+    if (a == null) {
+      a = new AdmittedRequest();
+      admitted = a;
+    }
+    HttpServletRequest in = BodyGuard.wrap(a.wrap(request, p, priority), p,
+        filter.bodyReadTimeoutNanos(shedder));
     try {
       if (filter.boundedResponseTime()) {
         try {

@@ -30,7 +30,6 @@ import java.util.Objects;
 import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
-import java.util.stream.IntStream;
 
 /**
  * A Servlet 6 filter that admits requests through Weir {@link LoadShedder}s: one per endpoint,
@@ -77,9 +76,18 @@ import java.util.stream.IntStream;
  * <p>Thread-safe. {@link #destroy()} closes every shedder: queued requests, and later ones, get 503.
  */
 public final class WeirFilter implements Filter {
-  /** The request attribute holding the {@link dev.weir.Permit} of an admitted request. */
+  /**
+   * The request attribute holding the {@link dev.weir.Permit} of an admitted request, read-only.
+   * The chain sees the container's request wrapped, and the wrapper answers this attribute and
+   * {@link #PRIORITY_ATTRIBUTE} without storing them in the container's request, which would
+   * allocate its attribute map; they are stored there too if the application starts async through
+   * the wrapper, for its async thread to find.
+   */
   public static final String PERMIT_ATTRIBUTE = "dev.weir.servlet.permit";
-  /** The request attribute holding the request's packed priority, an {@link Integer}. */
+  /**
+   * The request attribute holding an admitted request's packed priority, an {@link Integer},
+   * read-only; see {@link #PERMIT_ATTRIBUTE}.
+   */
   public static final String PRIORITY_ATTRIBUTE = "dev.weir.servlet.priority";
   /** The route key of the shared overflow shedder in {@link #shedders()}. */
   public static final String OVERFLOW_ROUTE = RouteShedders.OVERFLOW_KEY;
@@ -88,9 +96,8 @@ public final class WeirFilter implements Filter {
 
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
-  /** Every priority boxed once: {@link #PRIORITY_ATTRIBUTE} costs no allocation per request. */
-  private static final Integer[] BOXED =
-      IntStream.range(0, Priority.LEVELS).boxed().toArray(Integer[]::new);
+  /** Jetty 12's ee10 request classes are visible here: {@link JettyServletHeaders} may run. */
+  private static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest");
 
   /**
    * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
@@ -206,15 +213,24 @@ public final class WeirFilter implements Filter {
     }
     int priority = priorityOf(request);
     LoadShedder shedder = routes.forRequest(request);
-    request.setAttribute(PRIORITY_ATTRIBUTE, BOXED[priority]);
     Exchange.handle(this, shedder, request, response, priority, chain);
+  }
+
+  private static boolean visible(String className) {
+    try {
+      Class.forName(className, false, WeirFilter.class.getClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 
   /** The request's priority; the default one if a custom resolver throws or returns nonsense. */
   private int priorityOf(HttpServletRequest request) {
     Builder s = settings;
     if (s.resolver == null) {
-      return s.priorityHeaders.priority(request, HEADERS);
+      int p = ON_JETTY ? JettyServletHeaders.priority(s.priorityHeaders, request) : -1;
+      return p >= 0 ? p : s.priorityHeaders.priority(request, HEADERS);
     }
     try {
       int p = s.resolver.resolve(request);

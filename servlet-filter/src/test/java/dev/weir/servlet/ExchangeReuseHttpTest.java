@@ -92,6 +92,61 @@ class ExchangeReuseHttpTest {
     }
   }
 
+  /**
+   * An application that goes async keeps the request it was given (the filter's wrapper) and reads
+   * its attributes from there, or from its async context, after its container thread has served
+   * many other requests: the wrapper is not reused while it can still be reached.
+   */
+  @Test
+  void anAsyncRequestKeepsItsAttributesWhileItsThreadServesOthers() throws Exception {
+    java.util.concurrent.BlockingQueue<Object[]> parked =
+        new java.util.concurrent.LinkedBlockingQueue<>();
+    LoadShedder.Builder roomy = LoadShedder.builder().limit(() -> Limits.fixed(64))
+        .rejector(Rejectors::none);
+    try (TestServer s = TestServer.with(WeirFilter.builder().shedder(roomy).build())
+        .servlet("/echo", servlet(ExchangeReuseHttpTest::echo))
+        .servlet("/park", servlet((req, res) -> {
+          AsyncContext ac = req.startAsync();
+          ac.setTimeout(0); // completed by the test
+          parked.add(new Object[] {req, ac});
+        }))
+        .start()) {
+      HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+      int held = 6;
+      List<CompletableFuture<HttpResponse<String>>> waiting = new ArrayList<>();
+      for (int i = 0; i < held; i++) {
+        waiting.add(client.sendAsync(request(s, "/park", Priority.of(1, i)),
+            HttpResponse.BodyHandlers.ofString()));
+      }
+      List<Object[]> apps = new ArrayList<>();
+      for (int i = 0; i < held; i++) {
+        apps.add(parked.poll(20, TimeUnit.SECONDS)); // each /park is inside its async cycle
+      }
+      for (int i = 0; i < 200; i++) { // the same container threads, many times over
+        int priority = Priority.of(4, 100 + i % 20);
+        String p = Priority.toString(priority);
+        assertEquals(p + " " + p + " held", client.send(request(s, "/echo", priority),
+            HttpResponse.BodyHandlers.ofString()).body());
+      }
+      for (Object[] app : apps) {
+        jakarta.servlet.http.HttpServletRequest kept = (jakarta.servlet.http.HttpServletRequest) app[0];
+        AsyncContext ac = (AsyncContext) app[1];
+        jakarta.servlet.http.HttpServletResponse res =
+            (jakarta.servlet.http.HttpServletResponse) ac.getResponse();
+        echo(kept, res);
+        res.getWriter().print(" | ");
+        echo((jakarta.servlet.http.HttpServletRequest) ac.getRequest(), res);
+        ac.complete();
+      }
+      for (int i = 0; i < held; i++) {
+        String p = Priority.toString(Priority.of(1, i));
+        HttpResponse<String> r = waiting.get(i).get(20, TimeUnit.SECONDS);
+        assertEquals(p + " " + p + " held | " + p + " " + p + " held", r.body(), "/park #" + i);
+      }
+      assertDrained(s.filter());
+    }
+  }
+
   @Test
   void aSecondWeirFilterInTheChainPassesAnAdmittedRequestThrough() throws Exception {
     WeirFilter outer = new WeirFilter();
