@@ -3,6 +3,10 @@ package dev.weir.jmh;
 import com.netflix.concurrency.limits.Limiter;
 import com.netflix.concurrency.limits.limit.VegasLimit;
 import com.netflix.concurrency.limits.limiter.SimpleLimiter;
+import dev.weir.LoadShedder;
+import dev.weir.Permit;
+import dev.weir.VirtualTime;
+import dev.weir.control.Limits;
 import dev.weir.servlet.WeirFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -11,6 +15,7 @@ import jakarta.servlet.http.HttpServletMapping;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.http.HttpFields;
@@ -83,6 +88,42 @@ public abstract class FilterPathBenchmark {
     }
   }
 
+  /**
+   * A filter whose route sheds every request at the door: the route's only permit held and one
+   * request queued behind a cutoff of 0 ({@link ShedEverything}), in virtual time, so that no
+   * tick changes it while measuring. Each request is answered 429 by the filter.
+   */
+  @State(Scope.Benchmark)
+  public static class WeirShedState {
+    WeirFilter filter;
+    Permit held;
+
+    @Setup
+    public void setup() throws Exception {
+      VirtualTime time = new VirtualTime();
+      ShedEverything rejector = new ShedEverything();
+      filter = WeirFilter.builder().shedder(LoadShedder.builder().timer(time)
+          .limit(() -> Limits.fixed(1)).requestTimeout(Duration.ofHours(1))
+          .rejector(() -> rejector)).build();
+      StubServletResponse response = new StubServletResponse();
+      filter.doFilter(new StubServletRequest(PLAIN, HELLO), response, OK); // creates the route
+      LoadShedder route = filter.shedders().get("GET /hello");
+      held = route.acquire(FastPathBenchmark.PRIORITY);
+      route.submit(FastPathBenchmark.PRIORITY, new ReleasingCallback());
+      rejector.arm();
+      time.advance(LoadShedder.Builder.DEFAULT_CONTROL_INTERVAL.toNanos());
+      if (route.cutoff() != 0 || route.queued() != 1) {
+        throw new IllegalStateException("not one request queued behind a cutoff of 0: " + route);
+      }
+    }
+
+    @TearDown
+    public void tearDown() {
+      held.success();
+      filter.destroy();
+    }
+  }
+
   /** A {@code SimpleLimiter} with {@code VegasLimit.newDefault()} in a ten-line filter. */
   @State(Scope.Benchmark)
   public static class NetflixState {
@@ -142,6 +183,14 @@ public abstract class FilterPathBenchmark {
 
   @Benchmark
   public int weir(WeirState s, Exchange x) throws IOException, ServletException {
+    x.response.reset();
+    s.filter.doFilter(new StubServletRequest(PLAIN, HELLO), x.response, OK);
+    return x.response.getStatus();
+  }
+
+  /** A request shed at the door and answered 429 by the filter. */
+  @Benchmark
+  public int weirShed(WeirShedState s, Exchange x) throws IOException, ServletException {
     x.response.reset();
     s.filter.doFilter(new StubServletRequest(PLAIN, HELLO), x.response, OK);
     return x.response.getStatus();

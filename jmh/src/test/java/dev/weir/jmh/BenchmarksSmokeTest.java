@@ -58,6 +58,16 @@ class BenchmarksSmokeTest {
     } finally {
       weir.tearDown();
     }
+    FilterPathBenchmark.WeirShedState shed = new FilterPathBenchmark.WeirShedState();
+    shed.setup();
+    try {
+      for (int i = 0; i < N; i++) {
+        assertEquals(429, b.weirShed(shed, x));
+      }
+      assertEquals(N, shed.filter.shedders().get("GET /hello").count(Counter.SHED, 3));
+    } finally {
+      shed.tearDown();
+    }
   }
 
   @Test
