@@ -135,26 +135,45 @@ public final class PriorityHeaders {
     boolean callers = !callerTiers.isEmpty();
     for (int i = 0, n = access.size(fields); i < n; i++) {
       String name = access.name(fields, i);
-      int length = name.length();
-      if (length == tierHeader.length() && name.equalsIgnoreCase(tierHeader)) {
+      if (sameName(name, tierHeader)) {
         tierValue = tierValue == null ? nonNull(access.value(fields, i)) : REPEATED;
       }
-      if (readBaggage && length == BAGGAGE_HEADER.length()
-          && name.equalsIgnoreCase(BAGGAGE_HEADER)) {
+      if (readBaggage && sameName(name, BAGGAGE_HEADER)) {
         baggage = baggage == null ? nonNull(access.value(fields, i))
             : joinBaggage(baggage, access.value(fields, i));
       }
-      if (callers && length == callerHeader.length() && name.equalsIgnoreCase(callerHeader)) {
+      if (callers && sameName(name, callerHeader)) {
         caller = caller == null ? nonNull(access.value(fields, i)) : REPEATED;
       }
-      if (userKeyHeader != null && length == userKeyHeader.length()
-          && name.equalsIgnoreCase(userKeyHeader)) {
+      if (userKeyHeader != null && sameName(name, userKeyHeader)) {
         user = user == null ? nonNull(access.value(fields, i)) : REPEATED;
       }
     }
     String tier = single(tierValue);
     return resolve(tier == null ? NONE : parseTierHeader(tier), baggage, single(caller),
         single(user));
+  }
+
+  /**
+   * True if header name {@code name} is {@code lower}, a name in lower case, ignoring the case of
+   * ASCII letters as HTTP does: what {@code equalsIgnoreCase} answers here, without its general
+   * case folding, and with the length compared first.
+   */
+  private static boolean sameName(String name, String lower) {
+    int n = lower.length();
+    if (name.length() != n) {
+      return false;
+    }
+    for (int i = n - 1; i >= 0; i--) { // from the end: the names read share their "x-weir-"
+      char c = name.charAt(i);
+      if (c >= 'A' && c <= 'Z') {
+        c += 'a' - 'A';
+      }
+      if (c != lower.charAt(i)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** What a header sent more than once reads as: it holds a comma, so it is ignored. */
