@@ -37,6 +37,8 @@ import java.util.logging.Logger;
  * callback once, and no listener or attribute was attached), so the thread keeps it for its next
  * request and the fast path allocates no exchange. One that waited, or was attached to its request
  * for our own async dispatch, is never reused: a listener or a later dispatch may still reach it.
+ * The request wrapper the chain sees ({@link AdmittedRequest}) is kept with a reused exchange,
+ * unless the application went async and may still hold it.
  */
 final class Exchange implements AdmissionCallback, AsyncListener {
   private static final Logger LOG = Logger.getLogger(Exchange.class.getName());
