@@ -96,8 +96,11 @@ public final class WeirFilter implements Filter {
 
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
-  /** Jetty 12's ee10 request classes are visible here: {@link JettyServletHeaders} may run. */
-  private static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest");
+  /** Every Jetty class {@link JettyServletHeaders} uses is visible here, so it may run. */
+  private static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest")
+      && visible("org.eclipse.jetty.ee10.servlet.ServletContextRequest")
+      && visible("org.eclipse.jetty.http.HttpFields")
+      && visible("org.eclipse.jetty.http.HttpField");
 
   /**
    * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
