@@ -41,7 +41,7 @@ public final class ClosedLoopBench {
       "  --warmup N        warm-up seconds per run (default 5)",
       "  --rounds N        rounds; each runs every guard once, rotated (default 3)",
       "  --connections N   client connections, each sending back-to-back (default 16)",
-      "  --guards a,b,...  guards (default: every guard of the experiment, then weir-shed)",
+      "  --guards a,b,...  guards (default: none, pass-filter, the experiment's others, weir-shed)",
       "  --jvm-args '...'  extra JVM options for the server JVMs, e.g. a JFR recording",
       "  --help            this text",
       "Guards: " + String.join(", ", guardNames()));
@@ -50,6 +50,7 @@ public final class ClosedLoopBench {
 
   static List<String> guardNames() {
     List<String> names = Guard.all().stream().map(Guard::name).collect(Collectors.toList());
+    names.add(1, OverheadServer.PASS_FILTER);
     names.add(OverheadServer.WEIR_SHED);
     return names;
   }

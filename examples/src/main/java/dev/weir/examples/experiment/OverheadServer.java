@@ -30,11 +30,15 @@ import java.util.concurrent.TimeUnit;
  * allocated by all threads> gc <collections>}; stops at the end of input. The guards are those of
  * {@link Guard#all()}, so that a guard added there gets a row, plus {@value #WEIR_SHED}: the
  * Weir filter answering every request 429 from the shed path (its route's one permit held and
- * one request queued behind a cutoff of 0), to measure what that path costs.
+ * one request queued behind a cutoff of 0), to measure what that path costs; and {@value
+ * #PASS_FILTER}: a filter that only calls the chain, to measure what any filter costs before it
+ * does anything.
  */
 public final class OverheadServer {
   /** A Weir filter that sheds every request at the door. */
   public static final String WEIR_SHED = "weir-shed";
+  /** A servlet filter that only passes each request on: the cost of being a filter at all. */
+  public static final String PASS_FILTER = "pass-filter";
 
   private OverheadServer() {}
 
@@ -57,6 +61,9 @@ public final class OverheadServer {
               .requestTimeout(Duration.ofHours(1)).rejector(() -> r))
           .build();
       server = ExampleServer.start(downstream, shedFilter);
+    } else if (name.equals(PASS_FILTER)) {
+      server = ExampleServer.start(downstream, (request, response, chain) ->
+          chain.doFilter(request, response));
     } else {
       Guard guard = Guard.all().stream().filter(g -> g.name().equals(name)).findFirst()
           .orElseThrow(() -> new IllegalArgumentException("unknown guard " + name));
