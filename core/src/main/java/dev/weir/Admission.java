@@ -21,8 +21,9 @@ import java.util.logging.Logger;
  * outcome and gives the permit back. A queued request that times out or is cancelled comes back
  * to {@link #leftQueue}.
  *
- * <p>Lock-free throughout; the fast path (admitted at once, unsampled) allocates only the request
- * and, while the limit is far from used, writes no cache line another thread writes.
+ * <p>Lock-free throughout; the fast path (admitted at once, unsampled) allocates only the request,
+ * and not even that once its holder {@linkplain Request#recycle recycles} it, and while the limit
+ * is far from used writes no cache line another thread writes.
  */
 final class Admission {
   private static final Logger LOG = Logger.getLogger(LoadShedder.class.getName());
@@ -85,7 +86,7 @@ final class Admission {
     Request r = newRequest(priority, timeoutNanos, null, Thread.currentThread());
     admit(r);
     for (;;) {
-      int s = r.state;
+      int s = r.phase();
       if (s == Request.ADMITTED || s == Request.RELEASED) {
         return r;
       }
@@ -103,10 +104,10 @@ final class Admission {
           throw new InterruptedException();
         }
         // Lost the race to an admission or a rejection: it is decided, or about to be.
-        while (r.state == Request.QUEUED || r.state == Request.DEQUEUED) {
+        while (r.phase() == Request.QUEUED || r.phase() == Request.DEQUEUED) {
           Thread.onSpinWait();
         }
-        if (r.state == Request.ADMITTED) {
+        if (r.phase() == Request.ADMITTED) {
           r.release(Outcome.DROPPED);
         }
         throw new InterruptedException();
@@ -135,8 +136,14 @@ final class Admission {
     long queueTimeout = timeoutNanos == requestTimeoutNanos
         ? queueTimeoutNanos
         : (long) (timeoutNanos * queueTimeoutFraction);
-    return new Request(this, priority, Math.min(timeoutNanos, MAX_TIMEOUT_NANOS),
-        Math.min(queueTimeout, MAX_TIMEOUT_NANOS), cb, w);
+    long timeout = Math.min(timeoutNanos, MAX_TIMEOUT_NANOS);
+    queueTimeout = Math.min(queueTimeout, MAX_TIMEOUT_NANOS);
+    Request r = Request.takeSpare();
+    if (r == null) {
+      return new Request(this, priority, timeout, queueTimeout, cb, w);
+    }
+    r.renew(this, priority, timeout, queueTimeout, cb, w);
+    return r;
   }
 
   /**
@@ -156,7 +163,7 @@ final class Admission {
         r.timeAt(clock.nanoTime());
       }
       watchdog.watch(r);
-      r.state = Request.ADMITTED;
+      r.setPhase(Request.ADMITTED);
       deliverAdmitted(r);
     } else if (level >= cut) {
       reject(r, RejectReason.SHED);
@@ -196,7 +203,8 @@ final class Admission {
       }
       cancelTimeout(victim);
     }
-    r.state = Request.QUEUED;
+    r.waited = true;
+    r.setPhase(Request.QUEUED);
     r.timeout = timer.schedule(r, r.arrivalNanos + r.queueTimeoutNanos);
     counters.enqueued();
     queue.offer(r);
@@ -295,7 +303,7 @@ final class Admission {
       long now = clock.nanoTime();
       r.admittedNanos = now;
       watchdog.watch(r);
-      r.state = Request.ADMITTED;
+      r.setPhase(Request.ADMITTED);
       counters.admittedFromQueue(counters.stripe(), Priority.tier(r.priority),
           now - r.arrivalNanos);
       deliverAdmitted(r);
@@ -371,7 +379,7 @@ final class Admission {
 
   private void reject(Request r, RejectReason reason) {
     r.rejectReason = reason;
-    r.state = Request.REJECTED;
+    r.setPhase(Request.REJECTED);
     counters.rejected(reason, Priority.tier(r.priority));
     AdmissionCallback cb = r.callback;
     if (cb == null) {

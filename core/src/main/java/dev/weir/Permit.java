@@ -17,6 +17,19 @@ public interface Permit {
    */
   boolean release(Outcome outcome);
 
+  /**
+   * Hands a released permit back for reuse, so that the calling thread's next admission allocates
+   * no permit. Optional: a permit that is not recycled is simply collected.
+   *
+   * <p>Call it on the thread that released the permit, right after its {@link #release} returned
+   * true, and only if nothing will use this object again: not the caller, and no one the permit
+   * was given to. Afterwards the object may stand for another request, and any call on it acts on
+   * that request. Does nothing unless the permit's request left nothing behind that could still
+   * reach it: a permit that waited in the queue, was reclaimed, or has a deadline hook is never
+   * reused.
+   */
+  default void recycle() {}
+
   /** {@code release(Outcome.SUCCESS)}. */
   default boolean success() {
     return release(Outcome.SUCCESS);

@@ -21,7 +21,20 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <p>ADMITTED to RELEASED is won either by the holder's {@link #release} or by the shedder's
  * watchdog, which reclaims a permit still held at its deadline plus the grace ({@link
- * Admission#reclaim}); the loser's call does nothing.
+ * Watchdog#reclaim}); the loser's call does nothing.
+ *
+ * <h2>Reuse</h2>
+ * A holder that released the permit itself and will not touch it again may {@link #recycle} it:
+ * the object becomes its thread's spare, and the thread's next submission {@linkplain #renew
+ * renews} it as a new request, a new <em>life</em>, instead of allocating one. Only a life that
+ * left nothing behind is recycled: admitted at once (never in the queue), released by its holder
+ * (not reclaimed), and without a deadline hook. What it can leave behind anyway is stale
+ * references of the watchdog: a sweep that read its slot a moment ago, or a timer entry a sweep
+ * scheduled and nobody cancels. So the state word carries a generation above the phase, bumped by
+ * each renewal, and every transition the watchdog makes is a CAS from the exact word it read: a
+ * stale reader's CAS fails on a later life. A stale timer entry that finds a later life acts only
+ * on that life's own times (a queue timeout only once it is due), which is what that life's own
+ * entry would do.
  */
 final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   static final int PENDING = 0;
@@ -30,6 +43,13 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   static final int ADMITTED = 3;
   static final int RELEASED = 4;
   static final int REJECTED = 5;
+  /** The phase's bits in the state word; the generation is above them. */
+  private static final int PHASE = 7;
+  /** One generation: each renewal adds it to the state word. */
+  private static final int GENERATION = PHASE + 1;
+
+  /** Each thread's spare request, recycled by its last holder; see "Reuse". */
+  private static final ThreadLocal<Request[]> SPARE = ThreadLocal.withInitial(() -> new Request[1]);
 
   private static final VarHandle STATE;
   private static final VarHandle HOOK_FIRED;
@@ -46,16 +66,18 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     }
   }
 
+  // Set by the constructor or by renew(), before the request is published; final in spirit.
   /** The mechanism that admitted, queued or rejected it, and takes its permit back. */
-  final Admission admission;
-  final int priority;
-  final long timeoutNanos;
-  final long queueTimeoutNanos;
+  Admission admission;
+  int priority;
+  long timeoutNanos;
+  long queueTimeoutNanos;
   /** Null for a blocking {@link LoadShedder#acquire}: the waiting thread is woken instead. */
-  final AdmissionCallback callback;
-  final Thread waiter;
+  AdmissionCallback callback;
+  Thread waiter;
 
-  volatile int state;
+  /** The generation and the phase; see "Reuse". Read with {@link #phase()} or {@link #word()}. */
+  private volatile int state;
   /**
    * Whether the arrival and admission times were read. The fast path reads the clock only for the
    * requests it samples; a queued request, or one whose deadline is watched, always has them.
@@ -83,6 +105,10 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
    */
   long watchDeadline;
   boolean watchStamped;
+  /** Whether this life waited in the queue: its node may still be reachable there. */
+  boolean waited;
+  /** Written by the holder's winning release once the shedder has done with this life. */
+  private boolean releasedByHolder;
 
   Request(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
       AdmissionCallback callback, Thread waiter) {
@@ -94,6 +120,61 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     this.waiter = waiter;
   }
 
+  /** Takes the calling thread's spare request, recycled by its last holder, or returns null. */
+  static Request takeSpare() {
+    Request[] spare = SPARE.get();
+    Request r = spare[0];
+    spare[0] = null;
+    return r;
+  }
+
+  /**
+   * Starts a new life of a recycled request, PENDING in the next generation, on the thread that
+   * took it as its spare. Every field of the last life is overwritten before the state word,
+   * whose volatile write (and the later publications of the request) carries them to others.
+   */
+  void renew(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
+      AdmissionCallback callback, Thread waiter) {
+    this.admission = admission;
+    this.priority = priority;
+    this.timeoutNanos = timeoutNanos;
+    this.queueTimeoutNanos = queueTimeoutNanos;
+    this.callback = callback;
+    this.waiter = waiter;
+    timed = false;
+    arrivalNanos = 0;
+    admittedNanos = 0;
+    rejectReason = null;
+    timeout = null;
+    deadlineHook = null;
+    hookFired = 0;
+    watchSlot = -1;
+    watchDeadline = 0;
+    watchStamped = false;
+    waited = false;
+    releasedByHolder = false;
+    state = ((state & ~PHASE) + GENERATION) | PENDING;
+  }
+
+  /** The phase of the current life: PENDING ... REJECTED. */
+  int phase() {
+    return state & PHASE;
+  }
+
+  /** The whole state word, generation and phase, for a later {@link #casWord}. */
+  int word() {
+    return state;
+  }
+
+  static int phaseOf(int word) {
+    return word & PHASE;
+  }
+
+  /** Sets the phase of a request no one else can move: pending, or won by the caller's CAS. */
+  void setPhase(int phase) {
+    state = (state & ~PHASE) | phase;
+  }
+
   /** Records that the request arrived, and was admitted, at {@code now}. */
   void timeAt(long now) {
     arrivalNanos = now;
@@ -101,8 +182,18 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     timed = true;
   }
 
+  /** Moves the current life from phase {@code expect} to {@code update}, if it is there. */
   boolean cas(int expect, int update) {
-    return STATE.compareAndSet(this, expect, update);
+    int w = state;
+    return (w & PHASE) == expect && STATE.compareAndSet(this, w, (w & ~PHASE) | update);
+  }
+
+  /**
+   * Moves the life whose state word was {@code word} to phase {@code update}: fails if that life
+   * has moved on or ended, and always on a later life.
+   */
+  boolean casWord(int word, int update) {
+    return STATE.compareAndSet(this, word, (word & ~PHASE) | update);
   }
 
   // ---- BucketQueue.Node
@@ -114,7 +205,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   @Override
   public boolean isQueued() {
-    return state == QUEUED;
+    return phase() == QUEUED;
   }
 
   @Override
@@ -159,7 +250,20 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
       t.cancel();
     }
     admission.released(this, outcome);
+    releasedByHolder = true;
     return true;
+  }
+
+  /**
+   * {@inheritDoc} Kept only if this life left nothing behind (see "Reuse"): released by its
+   * holder's own {@link #release}, admitted without waiting, and without a deadline hook.
+   */
+  @Override
+  public void recycle() {
+    if (releasedByHolder && phase() == RELEASED && !waited && deadlineHook == null) {
+      releasedByHolder = false; // a second recycle() of the same life does nothing
+      SPARE.get()[0] = this;
+    }
   }
 
   @Override
@@ -168,7 +272,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
       throw new NullPointerException("hook");
     }
     // One CAS decides the hook: a second call, concurrent or later, changes nothing.
-    if (state != ADMITTED || !HOOK.compareAndSet(this, null, hook)) {
+    if (phase() != ADMITTED || !HOOK.compareAndSet(this, null, hook)) {
       return;
     }
     if (!timed) {
@@ -196,7 +300,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   @Override
   public void started() {
     // Queued requests are always timed; one admitted at once and unsampled has nothing to move.
-    if (timed && state == ADMITTED) {
+    if (timed && phase() == ADMITTED) {
       admittedNanos = admission.clock.nanoTime();
     }
   }
@@ -220,16 +324,20 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   @Override
   public boolean isReleased() {
-    return state == RELEASED;
+    return phase() == RELEASED;
   }
 
   // ---- Timer task: the queue timeout while queued, the deadline hook once admitted.
 
   @Override
   public void run() {
-    int s = state;
+    int w = state;
+    int s = w & PHASE;
     if (s == QUEUED) {
-      if (cas(QUEUED, REJECTED)) {
+      // A stale watchdog entry of an earlier life may find this one queued: only a due timeout
+      // counts (the timer never runs an entry early, so the life's own entry always passes).
+      long now = admission.clock.nanoTime();
+      if (now - (arrivalNanos + queueTimeoutNanos) >= 0 && casWord(w, REJECTED)) {
         admission.leftQueue(this, RejectReason.QUEUE_TIMEOUT);
       }
     } else if (s == ADMITTED) {
@@ -240,7 +348,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
         admission.deadlinePassed(this);
         hook.run();
       }
-      admission.watchdog.fired(this, now);
+      admission.watchdog.fired(this, now, w);
     }
   }
 
@@ -263,6 +371,6 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   @Override
   public String toString() {
-    return "Request{priority=" + Priority.toString(priority) + ", state=" + state + "}";
+    return "Request{priority=" + Priority.toString(priority) + ", phase=" + phase() + "}";
   }
 }

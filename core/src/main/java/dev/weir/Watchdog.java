@@ -16,6 +16,13 @@ import dev.weir.internal.Watchlist;
  * all taken has a timer entry of its own, from its admission; a deadline hook's entry stands in
  * for it until the deadline and then schedules it again. The watchdog runs with the control
  * tick and stops with it at close().
+ *
+ * <p>A sweep may read a slot a moment after its request was released, and a timer entry the
+ * sweep scheduled outlives the release; a recycled request may by then live again. So each
+ * reclaim is a CAS from the state word the sweep or the entry read ({@link Request#casWord}),
+ * which fails on a later life, and each due time is read from the life being looked at. At worst a
+ * sweep that read a released life stamps the next, unsampled life's deadline from the sweep's
+ * start, a few microseconds before that life began.
  */
 final class Watchdog {
   private final Admission admission;
@@ -51,7 +58,11 @@ final class Watchdog {
     Watchlist<Request> h = held;
     for (int i = 0, n = h.length(); i < n; i++) {
       Request r = h.get(i);
-      if (r == null || r.state != Request.ADMITTED) {
+      if (r == null) {
+        continue;
+      }
+      int word = r.word();
+      if (Request.phaseOf(word) != Request.ADMITTED) {
         continue;
       }
       if (!r.timed && !r.watchStamped) {
@@ -61,7 +72,7 @@ final class Watchdog {
       }
       long due = r.watchdogDueNanos();
       if (due - now <= 0) {
-        reclaim(r);
+        reclaim(r, word);
       } else if (due - now < horizonNanos) {
         // Not kept: release does not cancel it; it finds the permit released and does nothing.
         admission.timer.schedule(r, due);
@@ -69,14 +80,17 @@ final class Watchdog {
     }
   }
 
-  /** A timer entry of an admitted request ran at {@code now}: reclaims it if it is due. */
-  void fired(Request r, long now) {
+  /**
+   * A timer entry of an admitted request ran at {@code now}, having read the state word {@code
+   * word}: reclaims that life if it is due.
+   */
+  void fired(Request r, long now, int word) {
     if (!r.timed && !r.watchStamped) {
       return;
     }
     long due = r.watchdogDueNanos();
     if (due - now <= 0) {
-      reclaim(r);
+      reclaim(r, word);
     } else if (r.watchSlot < 0) {
       // The deadline hook's entry, or a late queue timer: the permit's own watchdog entry again.
       scheduleWhileHeld(r, due);
@@ -91,19 +105,26 @@ final class Watchdog {
   void scheduleWhileHeld(Request r, long deadline) {
     Timer.Timeout t = admission.timer.schedule(r, deadline);
     r.timeout = t;
-    if (r.state != Request.ADMITTED) {
+    if (r.phase() != Request.ADMITTED) {
       t.cancel();
     }
   }
 
-  /** Releases a permit held past its deadline plus the grace, as DROPPED, if still held. */
-  void reclaim(Request r) {
-    if (admission.isClosed() || !r.cas(Request.ADMITTED, Request.RELEASED)) {
-      return;
+  /**
+   * Releases a permit held past its deadline plus the grace, as DROPPED, if the life whose state
+   * word was {@code word} still holds it.
+   *
+   * @return whether this call reclaimed it
+   */
+  boolean reclaim(Request r, int word) {
+    if (admission.isClosed() || Request.phaseOf(word) != Request.ADMITTED
+        || !r.casWord(word, Request.RELEASED)) {
+      return false;
     }
     Admission.cancelTimeout(r);
     admission.counters.reclaimed(Priority.tier(r.priority));
     admission.released(r, Outcome.DROPPED);
+    return true;
   }
 
   /** Takes a released request's permit off the watch list. */

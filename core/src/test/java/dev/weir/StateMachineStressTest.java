@@ -75,7 +75,7 @@ class StateMachineStressTest {
                     r.onDeadline(() -> hooksRun.incrementAndGet(id));
                     break;
                   default:
-                    r.admission.watchdog.reclaim(r); // the watchdog, whatever the time
+                    r.admission.watchdog.reclaim(r, r.word()); // the watchdog, whatever the time
                     break;
                 }
               }
@@ -136,11 +136,11 @@ class StateMachineStressTest {
         assertTrue(hooksRun.get(i) <= 1, "request " + i + "'s hook ran twice");
         if (admittedCalls.get(i) == 1) {
           admitted++;
-          assertEquals(Request.RELEASED, r.state, "request " + i);
+          assertEquals(Request.RELEASED, r.phase(), "request " + i);
           assertEquals(0, cancelsWon.get(i), "request " + i + " admitted and cancelled");
           released += releasesWon.get(i);
         } else {
-          assertEquals(Request.REJECTED, r.state, "request " + i);
+          assertEquals(Request.REJECTED, r.phase(), "request " + i);
           assertEquals(0, releasesWon.get(i), "request " + i + " rejected and released");
           assertEquals(0, hooksRun.get(i), "request " + i + " rejected and its hook ran");
         }

@@ -52,6 +52,8 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
   private Permit permit;
   private int priority;
   private volatile boolean escaped;
+  /** Whether anyone read the permit through {@link WeirFilter#PERMIT_ATTRIBUTE}. */
+  private volatile boolean permitRead;
 
   AdmittedRequest() {
     super(NONE);
@@ -63,7 +65,16 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     this.permit = permit;
     this.priority = priority;
     this.escaped = false;
+    this.permitRead = false;
     return this;
+  }
+
+  /**
+   * Whether the application may hold the permit: it read the attribute, or may still reach this
+   * wrapper. Read after the chain returned, before {@link #recycle}.
+   */
+  boolean permitMayBeHeld() {
+    return permitRead || escaped;
   }
 
   /**
@@ -86,6 +97,7 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
   @Override
   public Object getAttribute(String name) {
     if (WeirFilter.PERMIT_ATTRIBUTE.equals(name)) {
+      permitRead = true;
       return permit;
     }
     if (WeirFilter.PRIORITY_ATTRIBUTE.equals(name)) {

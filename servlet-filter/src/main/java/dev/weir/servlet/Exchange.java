@@ -38,7 +38,9 @@ import java.util.logging.Logger;
  * request and the fast path allocates no exchange. One that waited, or was attached to its request
  * for our own async dispatch, is never reused: a listener or a later dispatch may still reach it.
  * The request wrapper the chain sees ({@link AdmittedRequest}) is kept with a reused exchange,
- * unless the application went async and may still hold it.
+ * unless the application went async and may still hold it. Likewise the permit of a request that
+ * the chain finished in place is {@linkplain Permit#recycle recycled} for the thread's next
+ * request, unless the application read it or a body guard holds it.
  */
 final class Exchange implements AdmissionCallback, AsyncListener {
   private static final Logger LOG = Logger.getLogger(Exchange.class.getName());
@@ -323,7 +325,12 @@ final class Exchange implements AdmissionCallback, AsyncListener {
         p.release(Outcome.ERROR);
         throw e;
       }
-      releaseWhenDone(request, response, p);
+      if (!releaseWhenDone(request, response, p) && in == a && !a.permitMayBeHeld()
+          && a.recycle()) {
+        // Released here, and nothing else holds the permit: no body guard, no async cycle, no
+        // read of the attribute; this exchange forgets it in clear().
+        p.recycle();
+      }
     } finally {
       BodyGuard.end(in);
     }
