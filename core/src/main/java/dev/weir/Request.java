@@ -141,13 +141,19 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     this.queueTimeoutNanos = queueTimeoutNanos;
     this.callback = callback;
     this.waiter = waiter;
-    timed = false;
+    // A volatile store costs a fence: only what the last life changed is reset. A recycled life
+    // had no hook and no rejection; most had no timer entry and were not timed.
+    if (timed) {
+      timed = false;
+    }
+    if (timeout != null) {
+      timeout = null;
+    }
+    if (hookFired != 0) {
+      hookFired = 0;
+    }
     arrivalNanos = 0;
     admittedNanos = 0;
-    rejectReason = null;
-    timeout = null;
-    deadlineHook = null;
-    hookFired = 0;
     watchSlot = -1;
     watchDeadline = 0;
     watchStamped = false;

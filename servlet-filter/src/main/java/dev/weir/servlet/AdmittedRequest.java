@@ -64,8 +64,13 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     setRequest(request);
     this.permit = permit;
     this.priority = priority;
-    this.escaped = false;
-    this.permitRead = false;
+    // A volatile store costs a fence: reset only what the last request set.
+    if (escaped) {
+      escaped = false;
+    }
+    if (permitRead) {
+      permitRead = false;
+    }
     return this;
   }
 

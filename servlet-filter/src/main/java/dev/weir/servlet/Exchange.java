@@ -120,13 +120,18 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     shedder = null;
     request = null;
     response = null;
+    // A volatile store costs a fence: only what this request set is reset (an exchange decided
+    // in place never had an async context or a latch).
     phase = WAITING;
-    ran = false;
-    permit = null;
-    rejected = null;
-    ticket = null;
-    async = null;
-    decision = null;
+    if (ran) {
+      ran = false;
+    }
+    if (permit != null) {
+      permit = null;
+    }
+    if (rejected != null) {
+      rejected = null;
+    }
   }
 
   private boolean casPhase(int expect, int update) {
@@ -144,11 +149,12 @@ final class Exchange implements AdmissionCallback, AsyncListener {
    *     call returns normally
    */
   private boolean submit(FilterChain chain) throws IOException, ServletException {
-    ticket = shedder.submit(priority, this);
+    Ticket t = shedder.submit(priority, this);
     if (phase == DECIDED) {
-      actInPlace(chain);
+      actInPlace(chain); // no listener will look for the ticket: it is not stored
       return true;
     }
+    ticket = t;
     if (!canSuspend) {
       awaitInPlace();
       actInPlace(chain);
