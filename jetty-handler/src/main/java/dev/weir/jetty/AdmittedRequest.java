@@ -14,15 +14,26 @@ import org.eclipse.jetty.server.Request;
  */
 final class AdmittedRequest extends Request.Wrapper {
   private final Permit permit;
+  /** Whether the application was handed the permit: then it is never recycled. */
+  private volatile boolean permitRead;
 
   AdmittedRequest(Request request, Permit permit) {
     super(request);
     this.permit = permit;
   }
 
+  /** Whether the application may hold the permit, having read it as an attribute. */
+  boolean permitRead() {
+    return permitRead;
+  }
+
   @Override
   public Object getAttribute(String name) {
-    return WeirHandler.PERMIT_ATTRIBUTE.equals(name) ? permit : super.getAttribute(name);
+    if (WeirHandler.PERMIT_ATTRIBUTE.equals(name)) {
+      permitRead = true;
+      return permit;
+    }
+    return super.getAttribute(name);
   }
 
   @Override
@@ -35,6 +46,7 @@ final class AdmittedRequest extends Request.Wrapper {
   @Override
   public Map<String, Object> asAttributeMap() {
     Map<String, Object> map = new java.util.HashMap<>(super.asAttributeMap());
+    permitRead = true;
     map.put(WeirHandler.PERMIT_ATTRIBUTE, permit);
     return map;
   }

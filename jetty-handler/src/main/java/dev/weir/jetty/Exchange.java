@@ -28,6 +28,12 @@ import org.eclipse.jetty.util.Callback;
  * handling thread, if it finds it {@code DECIDED} after {@code submit}; otherwise the callback,
  * which hands the work to the request's context executor, never writing on the timer thread.
  * {@code done} makes the application's completion count once.
+ *
+ * <p><b>Recycling.</b> The permit of a request decided during {@code submit} is {@linkplain
+ * Permit#recycle recycled} once the application's completion released it, unless the
+ * application read it from the attribute or a bounded response holds it. Nothing else can reach
+ * it: the ticket (the same object) is stored for the failure listener only when the request was
+ * parked in the queue, and a permit that waited is never recycled.
  */
 final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>, Runnable {
   private static final Logger LOG = Logger.getLogger(Exchange.class.getName());
@@ -59,6 +65,8 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   private volatile Ticket ticket;
   private volatile boolean clientGone;
   private volatile BoundedResponse bounded;
+  /** The request the application was given, once admitted. */
+  private volatile AdmittedRequest admitted;
 
   Exchange(WeirHandler handler, Handler next, Request request, Response response,
       Callback callback) {
@@ -73,8 +81,10 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   boolean start(LoadShedder shedder, int priority) throws Exception {
     request.addFailureListener(this);
     Ticket t = shedder.submit(priority, this);
-    ticket = t;
     if (PHASE.compareAndSet(this, SUBMITTING, PARKED)) {
+      // Stored, then clientGone read; the listener writes clientGone, then reads the ticket:
+      // one of the two sees the other's write, so a client gone while queued always cancels.
+      ticket = t;
       if (clientGone) {
         t.cancel(); // the client went away before the ticket was known
       }
@@ -167,7 +177,9 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
     }
     boolean handled;
     try {
-      handled = next.handle(new AdmittedRequest(request, p), res, this);
+      AdmittedRequest a = new AdmittedRequest(request, p);
+      admitted = a;
+      handled = next.handle(a, res, this);
     } catch (Throwable x) {
       LOG.log(Level.FINE, "the application threw; failing its callback", x);
       failed(x);
@@ -212,8 +224,18 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
       p.release(Outcome.DROPPED); // the deadline answered; the application's thread was busy
       return;
     }
-    p.release(HttpAnswers.outcomeOf(response.getStatus()));
+    releaseAndRecycle(p, HttpAnswers.outcomeOf(response.getStatus()));
     callback.succeeded();
+  }
+
+  /** Releases the permit, and recycles it if nothing but this exchange can reach it. */
+  private void releaseAndRecycle(Permit p, Outcome outcome) {
+    if (p.release(outcome) && bounded == null && ticket == null) {
+      AdmittedRequest a = admitted;
+      if (a == null || !a.permitRead()) {
+        p.recycle(); // the core keeps it only if its life left nothing behind
+      }
+    }
   }
 
   @Override
@@ -228,7 +250,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
       LOG.log(Level.FINE, "the application failed after its deadline answer", x);
       return;
     }
-    p.release(Outcome.ERROR);
+    releaseAndRecycle(p, Outcome.ERROR);
     callback.failed(x);
   }
 
