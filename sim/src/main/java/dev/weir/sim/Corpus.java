@@ -136,6 +136,23 @@ public final class Corpus {
     return Collections.unmodifiableList(all);
   }
 
+  /**
+   * The same scenarios with another request stream: each run's seed offset by {@code stream}
+   * (0: unchanged). The services, loads and mixes stay as generated; only the draws of arrivals
+   * and work change, so a change can be judged on more than one stream of the same corpus.
+   */
+  public static List<Case> stream(List<Case> cases, long stream) {
+    if (stream == 0) {
+      return cases;
+    }
+    List<Case> out = new ArrayList<>(cases.size());
+    for (Case c : cases) {
+      out.add(new Case(c.scenario.withSeed(c.scenario.seed + stream), c.family, c.heldOut,
+          c.load));
+    }
+    return out;
+  }
+
   /** The scenarios of one family. */
   public static List<Case> family(String name) {
     int f = FAMILIES.indexOf(name);

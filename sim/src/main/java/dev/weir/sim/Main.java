@@ -12,11 +12,12 @@ import java.util.Locale;
  *                             vegas-only, none; default weir)
  *   Main check                S1 to S10 against their bars, with the measured values
  *   Main list                 the scenarios
- *   Main corpus [FAMILY] [--list] [--experiment]
+ *   Main corpus [FAMILY] [--list] [--experiment] [--stream N]
  *                             the scorecard of the generated corpus (docs/corpus.md): per family,
  *                             overall and held out, Weir, vegas-only and no guard against the
  *                             oracle; FAMILY (or "heldout") for part of it; --list adds one block
- *                             per scenario; --experiment adds the experimental contenders
+ *                             per scenario; --experiment adds the experimental contenders;
+ *                             --stream N the same scenarios with the runs' seeds offset by N
  *   Main corpus families      the families, and their scenarios
  * </pre>
  */
@@ -62,20 +63,28 @@ public final class Main {
   static String corpus(String[] args) {
     boolean listing = false;
     boolean experiment = false;
+    long stream = 0;
     String which = null;
-    for (String a : args) {
+    String usage = "usage: corpus [FAMILY|heldout|families] [--list] [--experiment] [--stream N]";
+    for (int i = 0; i < args.length; i++) {
+      String a = args[i];
       if (a.equals("--list")) {
         listing = true;
       } else if (a.equals("--experiment")) {
         experiment = true;
+      } else if (a.equals("--stream") && i + 1 < args.length) {
+        try {
+          stream = Long.parseLong(args[++i]);
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("--stream: not a whole number: " + args[i]);
+        }
       } else if (which == null) {
         which = a;
       } else {
-        throw new IllegalArgumentException("usage: corpus [FAMILY|heldout|families] [--list] "
-            + "[--experiment]");
+        throw new IllegalArgumentException(usage);
       }
     }
-    List<Corpus.Case> cases = Corpus.all();
+    List<Corpus.Case> cases = Corpus.stream(Corpus.all(), stream);
     if ("families".equals(which)) {
       StringBuilder sb = new StringBuilder();
       for (String f : Corpus.FAMILIES) {
@@ -90,7 +99,7 @@ public final class Main {
     if ("heldout".equals(which)) {
       cases = cases.stream().filter(c -> c.heldOut).collect(java.util.stream.Collectors.toList());
     } else if (which != null) {
-      cases = Corpus.family(which);
+      cases = Corpus.stream(Corpus.family(which), stream);
     }
     List<Scorecard.Contender> contenders = new java.util.ArrayList<>(Scorecard.standard());
     if (experiment) {

@@ -1,6 +1,7 @@
 package dev.weir.sim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.Priority;
@@ -97,5 +98,23 @@ class CorpusTest {
   private static List<Corpus.Case> sample() {
     return List.of(Corpus.family("cpu").get(0), Corpus.family("pool-bimodal").get(1),
         Corpus.family("gc-stall").get(2), Corpus.family("single-tier").get(3));
+  }
+
+  @Test
+  void anotherStreamChangesOnlyTheRunsSeeds() {
+    List<Corpus.Case> base = Corpus.all();
+    assertSame(base, Corpus.stream(base, 0));
+    List<Corpus.Case> other = Corpus.stream(base, 7);
+    assertEquals(base.size(), other.size());
+    for (int i = 0; i < base.size(); i++) {
+      Corpus.Case a = base.get(i);
+      Corpus.Case b = other.get(i);
+      assertEquals(a.scenario.name, b.scenario.name);
+      assertEquals(a.family, b.family);
+      assertEquals(a.heldOut, b.heldOut);
+      assertEquals(a.load, b.load);
+      assertEquals(a.scenario.seed + 7, b.scenario.seed);
+      assertEquals(a.toString(), b.toString());
+    }
   }
 }
