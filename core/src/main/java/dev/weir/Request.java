@@ -107,8 +107,11 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   boolean watchStamped;
   /** Whether this life waited in the queue: its node may still be reachable there. */
   boolean waited;
-  /** Written by the holder's winning release once the shedder has done with this life. */
-  private boolean releasedByHolder;
+  /**
+   * The thread whose winning release ended this life, written once the shedder has done with it:
+   * only that thread may recycle the request, once, so two threads can never both take it.
+   */
+  private Thread releasedBy;
 
   Request(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
       AdmissionCallback callback, Thread waiter) {
@@ -158,7 +161,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     watchDeadline = 0;
     watchStamped = false;
     waited = false;
-    releasedByHolder = false;
+    releasedBy = null;
     state = ((state & ~PHASE) + GENERATION) | PENDING;
   }
 
@@ -256,18 +259,20 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
       t.cancel();
     }
     admission.released(this, outcome);
-    releasedByHolder = true;
+    releasedBy = Thread.currentThread();
     return true;
   }
 
   /**
    * {@inheritDoc} Kept only if this life left nothing behind (see "Reuse"): released by its
-   * holder's own {@link #release}, admitted without waiting, and without a deadline hook.
+   * holder's own {@link #release} on the calling thread, admitted without waiting, and without a
+   * deadline hook.
    */
   @Override
   public void recycle() {
-    if (releasedByHolder && phase() == RELEASED && !waited && deadlineHook == null) {
-      releasedByHolder = false; // a second recycle() of the same life does nothing
+    if (releasedBy == Thread.currentThread() && phase() == RELEASED && !waited
+        && deadlineHook == null) {
+      releasedBy = null; // a second recycle() of the same life does nothing
       SPARE.get()[0] = this;
     }
   }

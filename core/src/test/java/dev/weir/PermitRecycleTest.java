@@ -171,4 +171,28 @@ class PermitRecycleTest {
     assertTrue(filler.permit.success());
     assertEquals(0, s.inflight());
   }
+
+  @Test
+  void onlyTheThreadThatReleasedAPermitCanRecycleIt() throws Exception {
+    LoadShedder s = shedder(4);
+    Recorder first = new Recorder();
+    s.submit(0, first);
+    assertTrue(first.permit.success());
+    Permit[] elsewhere = new Permit[1];
+    Thread other = new Thread(() -> {
+      first.permit.recycle(); // not the releasing thread: ignored
+      Recorder r = new Recorder();
+      s.submit(0, r);
+      elsewhere[0] = r.permit;
+      r.permit.success();
+    });
+    other.start();
+    other.join();
+    assertNotSame(first.permit, elsewhere[0], "the other thread's submission got no spare");
+    Recorder next = new Recorder();
+    s.submit(0, next);
+    assertNotSame(first.permit, next.permit, "nor this thread's: it never recycled it");
+    assertTrue(next.permit.success());
+    assertEquals(0, s.inflight());
+  }
 }
