@@ -23,10 +23,10 @@ public interface Permit {
    *
    * <p>Call it on the thread that released the permit, right after its {@link #release} returned
    * true (on any other thread, or a second time, it does nothing), and only if nothing will use
-   * this object again: not the caller, and no one the permit was given to. Afterwards the object may stand for another request, and any call on it acts on
-   * that request. Does nothing unless the permit's request left nothing behind that could still
-   * reach it: a permit that waited in the queue, was reclaimed, or has a deadline hook is never
-   * reused.
+   * this object again: not the caller, and no one the permit was given to. Afterwards the object
+   * may stand for another request, and any call on it acts on that request. Does nothing unless
+   * the permit's request left nothing behind that could still reach it: a permit that waited in
+   * the queue, was reclaimed, or has a deadline hook is never reused.
    */
   default void recycle() {}
 

@@ -115,6 +115,12 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   Request(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
       AdmissionCallback callback, Thread waiter) {
+    assign(admission, priority, timeoutNanos, queueTimeoutNanos, callback, waiter);
+  }
+
+  /** Sets what a life is submitted with: by the constructor, or by {@link #renew}. */
+  private void assign(Admission admission, int priority, long timeoutNanos,
+      long queueTimeoutNanos, AdmissionCallback callback, Thread waiter) {
     this.admission = admission;
     this.priority = priority;
     this.timeoutNanos = timeoutNanos;
@@ -138,12 +144,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
    */
   void renew(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
       AdmissionCallback callback, Thread waiter) {
-    this.admission = admission;
-    this.priority = priority;
-    this.timeoutNanos = timeoutNanos;
-    this.queueTimeoutNanos = queueTimeoutNanos;
-    this.callback = callback;
-    this.waiter = waiter;
+    assign(admission, priority, timeoutNanos, queueTimeoutNanos, callback, waiter);
     // A volatile store costs a fence: only what the last life changed is reset. A recycled life
     // had no hook and no rejection; most had no timer entry and were not timed.
     if (timed) {
@@ -175,6 +176,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     return state;
   }
 
+  /** The phase in a state word read earlier with {@link #word}. */
   static int phaseOf(int word) {
     return word & PHASE;
   }
@@ -343,7 +345,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   @Override
   public void run() {
     int w = state;
-    int s = w & PHASE;
+    int s = phaseOf(w);
     if (s == QUEUED) {
       // A stale watchdog entry of an earlier life may find this one queued: only a due timeout
       // counts (the timer never runs an entry early, so the life's own entry always passes).
