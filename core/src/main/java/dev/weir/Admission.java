@@ -49,6 +49,9 @@ final class Admission {
   // The knobs, written by the control tick and read by every admission.
   private volatile int cutoff = Priority.LEVELS;
   private volatile int queueBound;
+  /** Levels below this may queue up to {@link #sparedBound}, at least {@link #queueBound}. */
+  private volatile int sparedLevels;
+  private volatile int sparedBound;
   /** Immediate admissions read the clock once every {@code sampleMask + 1}. */
   private volatile long sampleMask;
   private volatile boolean closed;
@@ -63,6 +66,7 @@ final class Admission {
     this.queueTimeoutFraction = (double) queueTimeoutNanos / requestTimeoutNanos;
     this.credits = new Credits(initialLimit);
     this.queueBound = queueCapacity;
+    this.sparedBound = queueCapacity;
   }
 
   // ---------------------------------------------------------------------------- arrival
@@ -195,7 +199,7 @@ final class Admission {
 
   private void enqueue(Request r) {
     Request victim = null;
-    if (!queue.reserve(queueBound)) {
+    if (!queue.reserve(r.priority < sparedLevels ? sparedBound : queueBound)) {
       victim = queue.evictLessImportantThan(r.priority);
       if (victim == null) {
         reject(r, RejectReason.QUEUE_FULL);
@@ -219,16 +223,24 @@ final class Admission {
   }
 
   /**
-   * Evicts the least important waiting requests until the queue is within its bound. Enqueues
-   * keep the bound one eviction at a time, but a lowered bound (overload just detected, after a
+   * Evicts the least important waiting requests until the queue is within its bound, and the
+   * spared levels within theirs. Enqueues keep the bounds one eviction at a time, but a lowered bound (overload just detected, after a
    * cold start's backlog) would otherwise stand over it until the backlog drained: every request
    * admitted meanwhile waits behind work the bound says should have been shed.
    */
   void trimToBound() {
+    int spared = sparedLevels;
     while (queue.size() > queueBound) {
-      Request victim = queue.evictLessImportantThan(-1);
+      // Past the bound only the spared levels stay, and only up to their own bound.
+      Request victim = queue.evictLessImportantThan(spared - 1);
       if (victim == null) {
-        return;
+        if (queue.size() <= sparedBound) {
+          return;
+        }
+        victim = queue.evictLessImportantThan(-1);
+        if (victim == null) {
+          return;
+        }
       }
       queue.unreserve();
       cancelTimeout(victim);
@@ -424,7 +436,11 @@ final class Admission {
   // What the control tick decided; each takes effect on the next admission.
   void setCutoff(int cutoff) { this.cutoff = cutoff; }
 
-  void setQueueBound(int queueBound) { this.queueBound = queueBound; }
+  void setQueueBounds(int queueBound, int sparedLevels, int sparedBound) {
+    this.queueBound = queueBound;
+    this.sparedLevels = sparedLevels;
+    this.sparedBound = sparedBound;
+  }
 
 
   void setSampleMask(long sampleMask) { this.sampleMask = sampleMask; }

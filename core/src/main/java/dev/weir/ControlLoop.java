@@ -68,7 +68,7 @@ final class ControlLoop {
       policy.decide(window);
       credits.setLimit(policy.limit);
       admission.setCutoff(policy.cutoff);
-      admission.setQueueBound(policy.queueBound);
+      admission.setQueueBounds(policy.queueBound, policy.sparedLevels, policy.sparedBound);
       // A lowered bound is enforced at once, not one eviction per enqueue.
       admission.trimToBound();
       admission.setSampleMask(sampleMaskFor(window.admitted));

@@ -7,7 +7,7 @@ import dev.weir.internal.ArrivingTiers;
  * Each tick it asks the {@link Limit} for a limit, tells the {@link Rejector} the backlog to aim
  * for and the bound beyond which the queue is evicted, and turns the rejector's cutoff and
  * overload judgement into the knobs the {@link Admission} mechanism reads: the limit, the cutoff
- * and the queue's bound. It sees the {@link ControlWindow}'s observations, as the controllers do,
+ * and the queue's bounds. It sees the {@link ControlWindow}'s observations, as the controllers do,
  * and nothing else of the mechanism. Ticks never overlap, so its state needs no synchronisation.
  * Why each rule exists, and what the scenario corpus says of it: {@code docs/design.md}.
  */
@@ -22,13 +22,15 @@ final class OverloadPolicy {
   static final double TIMING_OUT_BACKLOG_LIMITS = 1.0;
   /** How much of the recent queue-timeout count survives each tick. */
   private static final double QUEUE_TIMEOUT_MEMORY = 0.9;
-  /** How much of the recent per-tier arrivals survives each tick. */
+  /** How much of the recent per-tier arrivals, and of the admissions, survives each tick. */
   private static final double TIER_ARRIVALS_DECAY = 0.9;
 
   private final Limit limitController;
   private final Rejector rejector;
   private final int queueCapacity;
   private final double[] recentTierArrivals = new double[Priority.TIERS];
+  /** Admissions, decayed as the tiers' arrivals are, so that the two compare. */
+  private double recentAdmissions;
   private double recentQueueTimeouts;
   private boolean cutSparesTopTier;
 
@@ -36,6 +38,10 @@ final class OverloadPolicy {
   int limit;
   int cutoff = Priority.LEVELS;
   int queueBound;
+  /** Levels below this (the most important tier arriving, while it fits) have their own bound. */
+  int sparedLevels;
+  /** The bound of the levels below {@link #sparedLevels}: at least {@link #queueBound}. */
+  int sparedBound;
 
   OverloadPolicy(Limit limitController, Rejector rejector, int queueCapacity) {
     this.limitController = limitController;
@@ -67,8 +73,25 @@ final class OverloadPolicy {
     cutoff = Math.max(0, Math.min(Priority.LEVELS,
         rejector.update(w, Math.min(bound, backlogTarget), bound)));
     trackTiers(w.levelArrivals());
-    cutSparesTopTier = sparesTopTier(cutoff);
-    queueBound = rejector.overloaded() ? overloadBound(limit) : queueCapacity;
+    recentAdmissions = recentAdmissions * TIER_ARRIVALS_DECAY + w.admitted();
+    int top = ArrivingTiers.mostImportant(recentTierArrivals);
+    // The cut sheds only tiers less important than the most important one arriving
+    // (ArrivingTiers): then none of that tier waits behind what the queue holds.
+    cutSparesTopTier = cutoff < Priority.LEVELS && top >= 0 && top < Priority.tier(cutoff);
+    boolean overloaded = rejector.overloaded();
+    queueBound = overloaded ? overloadBound(limit) : queueCapacity;
+    sparedLevels = 0;
+    sparedBound = queueBound;
+    if (overloaded && cutSparesTopTier && recentTierArrivals[top] < recentAdmissions) {
+      // The cut spares the most important tier arriving, and that tier alone arrives slower than
+      // requests are admitted: it fits, so a burst of it is worth a wait, not a refusal. It may
+      // queue past the bound, as far as the permits admit in a queue timeout: a request queued
+      // further would time out anyway.
+      double perTick = recentAdmissions * (1 - TIER_ARRIVALS_DECAY);
+      double drained = perTick * w.queueTimeoutNanos() / w.intervalNanos();
+      sparedLevels = (top + 1) * Priority.COHORTS;
+      sparedBound = (int) Math.max(queueBound, Math.min(queueCapacity, drained));
+    }
   }
 
   /**
@@ -94,12 +117,4 @@ final class OverloadPolicy {
     }
   }
 
-  /**
-   * Whether {@code cut} sheds only tiers less important than the most important one arriving
-   * ({@link ArrivingTiers}): then none of that tier waits behind what the queue holds.
-   */
-  private boolean sparesTopTier(int cut) {
-    int top = ArrivingTiers.mostImportant(recentTierArrivals);
-    return cut < Priority.LEVELS && top >= 0 && top < Priority.tier(cut);
-  }
 }

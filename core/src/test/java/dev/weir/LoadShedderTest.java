@@ -253,6 +253,79 @@ class LoadShedderTest {
         "the cut in tier 5 spares tier 1, arriving: two limits' worth");
   }
 
+  /**
+   * While the cut spares the most important tier arriving and that tier arrives slower than
+   * requests are admitted (it fits), its requests may queue past the bound, as far as the permits
+   * admit in a queue timeout; less important requests still meet the bound. Once the tier arrives
+   * faster than requests are admitted, the bound holds for it too, and the next tick trims the
+   * queue to it, least important first.
+   */
+  @Test
+  void aTopTierThatFitsQueuesPastTheBoundWhileTheCutSparesIt() {
+    SetRejector cutInTier5 = new SetRejector();
+    cutInTier5.cutoff = Priority.of(5, 64);
+    cutInTier5.overloaded = true;
+    // A 3 s request timeout: a 1 s queue timeout, far past the ticks below.
+    LoadShedder s = LoadShedder.builder().timer(time).limit(() -> Limits.fixed(10))
+        .rejector(() -> cutInTier5).queueCapacity(1000).build();
+    long now = 0;
+    for (int tick = 0; tick < 5; tick++) {
+      for (int i = 0; i < 50; i++) {
+        submitAndRelease(s, Priority.of(1, i));
+        submitAndRelease(s, Priority.of(5, i));
+      }
+      time.advanceTo(now += 100 * MS);
+    }
+    // Tier 1 is half of what is admitted, and the cut falls in tier 5: tier 1 fits.
+    List<Recorder> holders = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(1, 0), r);
+      holders.add(r);
+    }
+    List<Recorder> tier1 = new ArrayList<>();
+    for (int i = 0; i < 30; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(1, i), r);
+      tier1.add(r);
+    }
+    assertEquals(30, s.queued(), "all of tier 1 waits, past the bound of two limits (20)");
+    Recorder tier5 = new Recorder();
+    s.submit(Priority.of(5, 0), tier5);
+    assertEquals(RejectReason.QUEUE_FULL, tier5.reason, "tier 5 still meets the bound");
+    time.advanceTo(now += 100 * MS);
+    assertEquals(30, s.queued(), "the tick keeps the spared tier's queue");
+    for (Recorder r : tier1) {
+      assertNull(r.reason);
+    }
+
+    // Tier 1 alone now arrives faster than anything is admitted: it no longer fits.
+    List<Recorder> flood = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(1, 127), r);
+      flood.add(r);
+    }
+    time.advanceTo(now += 100 * MS);
+    assertEquals(20, s.queued(), "trimmed to the bound of two limits");
+    for (Recorder r : tier1.subList(0, 20)) {
+      assertNull(r.reason, "the most important cohorts keep their places");
+    }
+    for (Recorder r : tier1.subList(20, 30)) {
+      assertEquals(RejectReason.QUEUE_FULL, r.reason);
+    }
+    for (Recorder r : flood) {
+      assertEquals(RejectReason.QUEUE_FULL, r.reason, "cohort 127, the least important of tier 1");
+    }
+    for (Recorder r : holders) {
+      assertTrue(r.permit.success());
+    }
+    assertEquals(10, s.queued(), "the ten freed permits took the ten most important waiting");
+    for (Recorder r : tier1.subList(0, 10)) {
+      assertNotNull(r.permit);
+    }
+  }
+
   private static void submitAndRelease(LoadShedder s, int priority) {
     Recorder r = new Recorder();
     s.submit(priority, r);
