@@ -414,20 +414,26 @@ class WeirFilterHttpTest {
     }
   }
 
-  /** Over HTTP/2 the client's stream reset reaches the queued request: it leaves at once. */
+  /**
+   * Over HTTP/2 the client's stream reset reaches the queued request: it leaves at once. Jetty
+   * reports a reset to the servlet only from {@code startAsync} on: a reset that lands between the
+   * request's queueing and its {@code startAsync} (microseconds, longer on a cold JVM) is dropped
+   * by Jetty, and that request leaves at its queue timeout instead. So three requests are reset in
+   * turn: every one must leave the queue, none may run, and at least one must leave at once.
+   */
   @Test
   void clientResettingItsStreamWhileQueuedLeavesTheQueueAtOnce() throws Exception {
     CountDownLatch firstIn = new CountDownLatch(1);
     CountDownLatch releaseFirst = new CountDownLatch(1);
     AtomicLong runs = new AtomicLong();
-    // A queue timeout far beyond the polling deadline: only the reset can empty the queue.
+    // A queue timeout past the "at once" deadline below, and well within the polling deadline.
     WeirFilter filter = WeirFilter.builder().shedder(Support.oneAtATime()
-        .requestTimeout(Duration.ofSeconds(60)).queueTimeout(Duration.ofSeconds(30))).build();
+        .requestTimeout(Duration.ofSeconds(60)).queueTimeout(Duration.ofSeconds(3))).build();
     try (TestServer s = TestServer.with(filter).servlet("/work", servlet((req, res) -> {
       runs.incrementAndGet();
       if (req.getHeader("X-Test") != null) {
         firstIn.countDown();
-        releaseFirst.await(20, TimeUnit.SECONDS);
+        releaseFirst.await(30, TimeUnit.SECONDS);
       }
       res.getWriter().print("ok");
     })).start()) {
@@ -439,29 +445,43 @@ class WeirFilterHttpTest {
         CompletableFuture<HttpResponse<String>> first = send(s, "/work", "X-Test", "1");
         assertTrue(firstIn.await(10, TimeUnit.SECONDS));
         LoadShedder shedder = filter.shedders().get("GET /work");
-        org.eclipse.jetty.client.Request doomed = h2.newRequest(s.uri("/work"));
-        CompletableFuture<org.eclipse.jetty.client.Result> result = new CompletableFuture<>();
-        doomed.send(result::complete);
-        await(() -> shedder.queued() == 1, WAIT, () -> "not queued");
-        long abortedAt = System.nanoTime();
-        assertTrue(doomed.abort(new Exception("client gone")).get(5, TimeUnit.SECONDS));
-        // The queue length drops just before the counter moves: wait for both.
-        await(() -> shedder.queued() == 0
-                && shedder.snapshot().total(Snapshot.Counter.CANCELLED) == 1, WAIT,
-            () -> "not cancelled: " + shedder.snapshot() + " cancelled="
-                + shedder.snapshot().total(Snapshot.Counter.CANCELLED));
-        long leftMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - abortedAt);
-        System.out.println("h2 reset: queued request left the queue " + leftMs + "ms after the abort");
-        assertTrue(leftMs < 10_000, "left the queue after " + leftMs + "ms");
-        assertNotNull(result.get(5, TimeUnit.SECONDS).getFailure());
+        List<Long> atOnce = new ArrayList<>();
+        for (int i = 1; i <= 3; i++) {
+          int left = i;
+          org.eclipse.jetty.client.Request doomed = h2.newRequest(s.uri("/work"));
+          CompletableFuture<org.eclipse.jetty.client.Result> result = new CompletableFuture<>();
+          doomed.send(result::complete);
+          await(() -> shedder.queued() == 1, WAIT, () -> "not queued");
+          long abortedAt = System.nanoTime();
+          assertTrue(doomed.abort(new Exception("client gone")).get(5, TimeUnit.SECONDS));
+          // The queue length drops just before the counters move: wait for both.
+          await(() -> shedder.queued() == 0 && leftQueue(shedder) == left, WAIT,
+              () -> "still queued: " + shedder.snapshot());
+          long leftMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - abortedAt);
+          if (shedder.snapshot().total(Snapshot.Counter.CANCELLED) == atOnce.size() + 1) {
+            atOnce.add(leftMs);
+          }
+          assertNotNull(result.get(5, TimeUnit.SECONDS).getFailure());
+        }
+        System.out.println("h2 reset: cancelled at once " + atOnce.size() + " of 3, after "
+            + atOnce + " ms");
+        assertFalse(atOnce.isEmpty(), "no reset reached its queued request");
+        for (long ms : atOnce) {
+          assertTrue(ms < 2_000, "left the queue " + ms + " ms after the abort");
+        }
         releaseFirst.countDown();
         assertEquals(200, first.get(20, TimeUnit.SECONDS).statusCode());
         assertDrained(filter);
-        assertEquals(1, runs.get(), "the abandoned request ran");
+        assertEquals(1, runs.get(), "an abandoned request ran");
       } finally {
         h2.stop();
       }
     }
+  }
+
+  private static long leftQueue(LoadShedder shedder) {
+    Snapshot snap = shedder.snapshot();
+    return snap.total(Snapshot.Counter.CANCELLED) + snap.total(Snapshot.Counter.QUEUE_TIMEOUT);
   }
 
   /**
