@@ -33,8 +33,9 @@ import org.junit.jupiter.api.Test;
  * A million submit/release cycles from several threads against a shedder with 3 permits and a
  * 16-place queue on the real timer, mixing every way a request can end: admitted and released on
  * the answering thread or handed to another thread, evicted from a full queue or by a tick that
- * lowers the queue's bound, timed out in the queue, cancelled from another thread, and (in the second test) refused by a shutdown in the
- * middle. Afterwards every request must have heard exactly once, no permit may be lost or held
+ * lowers the queue's bound, timed out in the queue, cancelled from another thread, refused by a
+ * shutdown in the middle (the second test), or shed at the door while tier 0 queues past the bound
+ * (the third). Afterwards every request must have heard exactly once, no permit may be lost or held
  * twice, and the shedder's counters must add up.
  */
 @Tag("stress")
@@ -84,9 +85,35 @@ class LoadShedderStressTest {
     }
   }
 
+  /**
+   * Overloaded throughout, with a cut in tier 5 every other tick: while it spares tier 0, a small
+   * share of the traffic that fits, tier 0 may queue past the overload bound (design.md, "A top
+   * tier that fits waits"), so enqueues meet two bounds, and the ticks trim to them, alternately
+   * lowered and raised, racing the submitters.
+   */
+  private static final class SparingOverload implements Rejector {
+    private int cutoff = Priority.LEVELS;
+
+    @Override
+    public int update(ControlWindow window) {
+      cutoff = cutoff == Priority.LEVELS ? Priority.of(5, 0) : Priority.LEVELS;
+      return cutoff;
+    }
+
+    @Override
+    public double ratio() {
+      return cutoff == Priority.LEVELS ? 0 : 0.1;
+    }
+
+    @Override
+    public boolean overloaded() {
+      return true;
+    }
+  }
+
   @Test
   void aMillionCyclesAnswerEveryRequestExactlyOnce() throws Exception {
-    Run run = new Run(1_000_000, -1);
+    Run run = new Run(1_000_000, -1, false);
     run.execute();
     run.verify();
     System.out.println("stress: " + run.summary());
@@ -107,7 +134,7 @@ class LoadShedderStressTest {
 
   @Test
   void closingInTheMiddleStillAnswersEveryRequestExactlyOnce() throws Exception {
-    Run run = new Run(400_000, 200_000);
+    Run run = new Run(400_000, 200_000, false);
     run.execute();
     run.verify();
     Snapshot s = run.shedder.snapshot();
@@ -117,6 +144,22 @@ class LoadShedderStressTest {
     assertTrue(run.drainedByClose.sum() > 0, "no queued request answered by close(): "
         + run.summary());
     assertTrue(s.total(Snapshot.Counter.ADMITTED) > 0, run.summary());
+  }
+
+  @Test
+  void aSparedTopTierQueuingPastTheBoundStillAnswersEveryRequestExactlyOnce() throws Exception {
+    Run run = new Run(400_000, -1, true);
+    run.execute();
+    run.verify();
+    Snapshot s = run.shedder.snapshot();
+    System.out.println("stress with a spared top tier: " + run.summary() + ", longest queue "
+        + run.longestQueue.get());
+    // The bound is two limits (6) while the cut spares tier 0: a longer queue held tier 0 past it.
+    assertTrue(run.longestQueue.get() > 2 * LIMIT, "tier 0 never queued past the bound: "
+        + run.summary());
+    assertTrue(s.total(Snapshot.Counter.SHED) > 0, "the cut never shed: " + run.summary());
+    assertTrue(run.evicted.sum() > 0, "no evictions: " + run.summary());
+    run.close();
   }
 
   /** One stress run: its shedder, its threads and its own accounting of every request. */
@@ -167,9 +210,15 @@ class LoadShedderStressTest {
      */
     volatile boolean holdAll;
 
-    Run(int total, int closeAfter) {
+    /** With {@link SparingOverload}, and 5% of requests in tier 0, the rest in tiers 1 to 5. */
+    final boolean sparing;
+    /** The longest queue seen after the first ticks, by the submitters. */
+    final AtomicInteger longestQueue = new AtomicInteger();
+
+    Run(int total, int closeAfter, boolean sparing) {
       this.total = total;
       this.closeAfter = closeAfter;
+      this.sparing = sparing;
       this.calls = new AtomicIntegerArray(total);
       for (int i = 0; i < REASONS.length; i++) {
         rejectedPerTier[i] = adders(Priority.TIERS);
@@ -177,7 +226,7 @@ class LoadShedderStressTest {
       this.shedder = LoadShedder.builder()
           .name("stress")
           .limit(() -> Limits.fixed(LIMIT))
-          .rejector(() -> new FlickeringOverload())
+          .rejector(() -> sparing ? new SparingOverload() : new FlickeringOverload())
           .controlInterval(Duration.ofMillis(1))
           .queueCapacity(CAPACITY)
           .requestTimeout(Duration.ofMillis(30))
@@ -254,7 +303,9 @@ class LoadShedderStressTest {
         if (bounded && !outstanding.tryAcquire(10, TimeUnit.SECONDS)) {
           throw new AssertionError("no request done for 10 s: " + summary());
         }
-        int priority = rnd.nextInt(Priority.LEVELS);
+        int priority = !sparing ? rnd.nextInt(Priority.LEVELS)
+            : rnd.nextInt(20) == 0 ? rnd.nextInt(Priority.COHORTS)
+            : rnd.nextInt(Priority.COHORTS, Priority.LEVELS);
         submittedPerTier[Priority.tier(priority)].increment();
         Call call = new Call(i, priority, rnd.nextInt(100), bounded);
         Ticket ticket;
@@ -266,6 +317,9 @@ class LoadShedderStressTest {
         }
         if (rnd.nextInt(20) == 0) {
           toCancel.add(ticket);
+        }
+        if (sparing && i > 10_000) {
+          longestQueue.accumulateAndGet(shedder.queued(), Math::max);
         }
         if ((i & 63) == 0) {
           releaseParked(2_000_000);
