@@ -49,7 +49,11 @@ final class Admission {
   // The knobs, written by the control tick and read by every admission.
   private volatile int cutoff = Priority.LEVELS;
   private volatile int queueBound;
-  /** Levels below this may queue up to {@link #sparedBound}, at least {@link #queueBound}. */
+  /**
+   * Levels below this may queue up to {@link #sparedBound}, at least {@link #queueBound}. The
+   * three are written together by the tick and read apart: a reader that mixes two ticks' values
+   * applies a bound one tick old, as any reader racing a tick does.
+   */
   private volatile int sparedLevels;
   private volatile int sparedBound;
   /** Immediate admissions read the clock once every {@code sampleMask + 1}. */
@@ -224,9 +228,10 @@ final class Admission {
 
   /**
    * Evicts the least important waiting requests until the queue is within its bound, and the
-   * spared levels within theirs. Enqueues keep the bounds one eviction at a time, but a lowered bound (overload just detected, after a
-   * cold start's backlog) would otherwise stand over it until the backlog drained: every request
-   * admitted meanwhile waits behind work the bound says should have been shed.
+   * spared levels within theirs. Enqueues keep the bounds one eviction at a time, but a lowered
+   * bound (overload just detected, after a cold start's backlog) would otherwise stand over it
+   * until the backlog drained: every request admitted meanwhile waits behind work the bound says
+   * should have been shed.
    */
   void trimToBound() {
     int spared = sparedLevels;
