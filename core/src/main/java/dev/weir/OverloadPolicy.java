@@ -23,7 +23,7 @@ final class OverloadPolicy {
   /** How much of the recent queue-timeout count survives each tick. */
   private static final double QUEUE_TIMEOUT_MEMORY = 0.9;
   /** How much of the recent per-tier arrivals, and of the admissions, survives each tick. */
-  private static final double TIER_ARRIVALS_DECAY = 0.9;
+  private static final double RECENT_DECAY = 0.9;
 
   private final Limit limitController;
   private final Rejector rejector;
@@ -73,7 +73,7 @@ final class OverloadPolicy {
     cutoff = Math.max(0, Math.min(Priority.LEVELS,
         rejector.update(w, Math.min(bound, backlogTarget), bound)));
     trackTiers(w.levelArrivals());
-    recentAdmissions = recentAdmissions * TIER_ARRIVALS_DECAY + w.admitted();
+    recentAdmissions = recentAdmissions * RECENT_DECAY + w.admitted();
     int top = ArrivingTiers.mostImportant(recentTierArrivals);
     // The cut sheds only tiers less important than the most important one arriving
     // (ArrivingTiers): then none of that tier waits behind what the queue holds.
@@ -87,7 +87,7 @@ final class OverloadPolicy {
       // requests are admitted: it fits, so a burst of it is worth a wait, not a refusal. It may
       // queue past the bound, as far as the permits admit in a queue timeout: a request queued
       // further would time out anyway.
-      double perTick = recentAdmissions * (1 - TIER_ARRIVALS_DECAY);
+      double perTick = recentAdmissions * (1 - RECENT_DECAY);
       double drained = perTick * w.queueTimeoutNanos() / w.intervalNanos();
       sparedLevels = (top + 1) * Priority.COHORTS;
       sparedBound = (int) Math.max(queueBound, Math.min(queueCapacity, drained));
@@ -113,7 +113,7 @@ final class OverloadPolicy {
       for (int level = tier * Priority.COHORTS; level < (tier + 1) * Priority.COHORTS; level++) {
         arrivals += levelArrivals[level];
       }
-      recentTierArrivals[tier] = recentTierArrivals[tier] * TIER_ARRIVALS_DECAY + arrivals;
+      recentTierArrivals[tier] = recentTierArrivals[tier] * RECENT_DECAY + arrivals;
     }
   }
 
