@@ -71,6 +71,34 @@ class BenchmarksSmokeTest {
   }
 
   @Test
+  void filterPathOnJettyRunsOnJettysOwnRequestAndWeirReleasesEveryPermit() throws Exception {
+    FilterPathOnJetty b = new FilterPathOnJetty();
+    FilterPathOnJetty.Live live = new FilterPathOnJetty.Live();
+    live.setup();
+    FilterPathBenchmark.NetflixState netflix = new FilterPathBenchmark.NetflixState();
+    netflix.setup();
+    FilterPathOnJetty.Weir weir = new FilterPathOnJetty.Weir();
+    weir.setup();
+    try {
+      assertTrue(live.plain.request instanceof org.eclipse.jetty.ee10.servlet.ServletApiRequest,
+          "the filter's one-pass header read applies only to Jetty's own request");
+      for (int i = 0; i < N; i++) {
+        assertEquals(200, b.none(live));
+        assertEquals(200, b.netflixVegas(netflix, live));
+        assertEquals(200, b.weir(weir, live));
+        assertEquals(200, b.weirTierHeader(weir, live));
+      }
+      dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
+      assertEquals(0, route.inflight(), "every permit released");
+      assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
+      assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
+    } finally {
+      weir.tearDown();
+      live.tearDown();
+    }
+  }
+
+  @Test
   void operatingPointsAdmitAtOnceAndRelease() throws Exception {
     OperatingPointBenchmark b = new OperatingPoint2Threads();
     for (String point : new String[] {"zero-config", "twice-inflight", "limit1000"}) {

@@ -1,0 +1,155 @@
+package dev.weir.jmh;
+
+import dev.weir.servlet.WeirFilter;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.server.LocalConnector;
+import org.eclipse.jetty.server.Server;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The servlet filter's own cost on the request object Jetty 12 (ee10) hands a filter, where
+ * {@link FilterPathBenchmark}'s stub takes the Servlet API's {@code getHeader} path instead of the
+ * one-pass read of Jetty's header fields. A real server ({@link LocalConnector}, no network) takes
+ * one {@code GET /hello} per header set and holds it open inside its servlet; each operation then
+ * runs {@code doFilter} on that live request and response, admitted at once and released when the
+ * chain returns. The request is reused, so its attributes and headers stay in cache: this is the
+ * filter's cost with the request's own cost left out, to compare contenders, not a request's
+ * whole cost. {@code none} calls the chain directly.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Fork(1)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Threads(1)
+public class FilterPathOnJetty {
+  private static final FilterChain OK = (req, res) -> ((HttpServletResponse) res).setStatus(200);
+
+  /** A live request and response, held open by the server's servlet until tear-down. */
+  public static final class Held {
+    final HttpServletRequest request;
+    final HttpServletResponse response;
+    private final CountDownLatch release;
+
+    Held(HttpServletRequest request, HttpServletResponse response, CountDownLatch release) {
+      this.request = request;
+      this.response = response;
+      this.release = release;
+    }
+  }
+
+  /** The server and the two requests it holds: one plain, one with a tier and cohort. */
+  @State(Scope.Benchmark)
+  public static class Live {
+    Server server;
+    Held plain;
+    Held tiered;
+    private volatile CompletableFuture<Held> next;
+
+    @Setup(Level.Trial)
+    public void setup() throws Exception {
+      server = new Server();
+      LocalConnector connector = new LocalConnector(server);
+      server.addConnector(connector);
+      ServletContextHandler context = new ServletContextHandler();
+      context.addServlet(new ServletHolder(new HttpServlet() {
+        @Override
+        protected void doGet(HttpServletRequest req, HttpServletResponse resp) {
+          CountDownLatch release = new CountDownLatch(1);
+          next.complete(new Held(req, resp, release));
+          try {
+            release.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+      }), "/hello");
+      server.setHandler(context);
+      server.start();
+      plain = hold(connector, "");
+      tiered = hold(connector, "X-Weir-Tier: 1:42\r\n");
+    }
+
+    private Held hold(LocalConnector connector, String extra) throws Exception {
+      next = new CompletableFuture<>();
+      connector.executeRequest("GET /hello HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"
+          + "User-Agent: bench\r\nAccept: */*\r\n" + extra + "\r\n");
+      return next.get(10, TimeUnit.SECONDS);
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown() throws Exception {
+      plain.release.countDown();
+      tiered.release.countDown();
+      server.stop();
+    }
+  }
+
+  /** {@code new WeirFilter()}, zero configuration. */
+  @State(Scope.Benchmark)
+  public static class Weir {
+    WeirFilter filter;
+
+    @Setup
+    public void setup() throws ServletException {
+      filter = new WeirFilter();
+      filter.init(null);
+    }
+
+    @TearDown
+    public void tearDown() {
+      filter.destroy();
+    }
+  }
+
+  @Benchmark
+  public int none(Live live) throws IOException, ServletException {
+    OK.doFilter(live.plain.request, live.plain.response);
+    return live.plain.response.getStatus();
+  }
+
+  @Benchmark
+  public int netflixVegas(FilterPathBenchmark.NetflixState s, Live live)
+      throws IOException, ServletException {
+    return filter(s.filter, live.plain);
+  }
+
+  @Benchmark
+  public int weir(Weir s, Live live) throws IOException, ServletException {
+    return filter(s.filter, live.plain);
+  }
+
+  /** The same, for a request that carries its tier and cohort. */
+  @Benchmark
+  public int weirTierHeader(Weir s, Live live) throws IOException, ServletException {
+    return filter(s.filter, live.tiered);
+  }
+
+  private static int filter(Filter filter, Held held) throws IOException, ServletException {
+    filter.doFilter(held.request, held.response, OK);
+    return held.response.getStatus();
+  }
+}
