@@ -24,7 +24,8 @@ import java.time.Duration;
  * doubling a tick), until the median of a window (20 samples) exceeds that twice in a row. So
  * the limit doubles once a round trip of the service, however slow. It then restarts at Vegas's
  * estimate of the service's concurrency ({@code limit * latency below the knee / latency}, from
- * mean latencies, since a queue's wait grows with the mean service time, not the median), and
+ * mean latencies, since a queue's wait grows with the mean service time, not the median), between
+ * a quarter and a half of the limit reached (a stall as slow start ends reads as a deep queue), and
  * takes the median of all the start-up windows before the rise as the baseline: latency measured
  * below the knee, which no later window at the restarted limit can measure if that limit is above
  * the knee. Full windows take over from it after an eighth of the baseline horizon (at least two
@@ -71,6 +72,12 @@ public final class VegasLimit implements Limit {
   private static final int MEASURE_SAMPLES = 60;
   /** Samples in each slow-start window. */
   private static final int SLOW_START_SAMPLES = 20;
+  /**
+   * Slow start restarts at no less than this share of the limit it reached: it doubles at most
+   * once a round trip and sees a rise within about one, so it overshoots the knee by about two
+   * doublings at most; a lower estimate read a stall or a slower service, not its own queue.
+   */
+  private static final double RESTART_FLOOR = 0.25;
   /**
    * The target queue is at least this many standard errors of the window median: a queue smaller
    * than that cannot be told from noise, and the baseline, the lowest of many noisy medians,
@@ -254,14 +261,16 @@ public final class VegasLimit implements Limit {
           // alone can be far off, and a baseline too low would read the service's own latency as
           // queueing). Vegas's estimate of the service's concurrency (limit x latency below the
           // knee / latency now) is where the knee is; restart there, at most half the limit
-          // reached. From means: the wait in a queue grows with the mean service time, and a
-          // ratio of medians reads a skewed service's concurrency low. The median baseline
-          // carries over, so the limit is judged from the start against latency below the knee.
+          // reached and at least RESTART_FLOOR of it. From means: the wait in a queue grows with
+          // the mean service time, and a ratio of medians reads a skewed service's concurrency
+          // low. The median baseline carries over, so the limit is judged from the start against
+          // latency below the knee.
           long pooled = startWindows.quantile(0.5);
           double belowKnee = startLatencyCount == 0 || windowLatencySum <= 0
               ? (double) pooled / median
               : (startLatencySum / startLatencyCount) / (windowLatencySum / samples);
-          limit = Math.max(minLimit, Math.min(limit / 2, limit * belowKnee));
+          limit = Math.max(minLimit,
+              Math.min(limit / 2, limit * Math.max(belowKnee, RESTART_FLOOR)));
           phase = Phase.NORMAL;
           smoothed = 0;
           java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
