@@ -10,7 +10,9 @@
   every seat taken takes the seat of the least important request still waiting in the
   queue, if it is more important than that one (which is withdrawn and answered
   :queue-full), or is answered :queue-full at once: either way the server thread goes back
-  at once, and the server's own queue stays empty.
+  at once, and the server's own queue stays empty. A waiter becomes evictable when its thread
+  registers its ticket, just after the shedder queued it: a more important request arriving in
+  that instant finds no one to evict and is answered :queue-full.
 
   The seats also bound the adaptive limit (`bounded-limit`): a limit above them could never
   be reached, so cutting it toward them would cut nothing, latency could not follow, and the
