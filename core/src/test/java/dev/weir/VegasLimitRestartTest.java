@@ -14,7 +14,7 @@ class VegasLimitRestartTest {
   private static final long TICK = TimeUnit.MILLISECONDS.toNanos(100);
   private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
 
-  /** A tick with every permit in use, in which {@code samples} answers took about {@code latency}. */
+  /** A tick with every permit in use: {@code samples} answers took about {@code latency}. */
   private static ControlWindow window(long now, int limit, long latency, int samples) {
     ControlWindow w = new ControlWindow();
     w.nowNanos = now;
@@ -41,6 +41,15 @@ class VegasLimitRestartTest {
     return limit;
   }
 
+  /** Two windows of answers at {@code latency} from {@code limit}; returns the limit after them. */
+  private static int endSlowStart(VegasLimit v, long[] now, int limit, long latency) {
+    for (int i = 0; i < 2; i++) {
+      now[0] += TICK;
+      limit = v.update(window(now[0], limit, latency, 40));
+    }
+    return limit;
+  }
+
   @Test
   void aStallAsSlowStartEndsRestartsTheLimitAtAQuarterOfWhatItReached() {
     VegasLimit v = VegasLimit.builder().build();
@@ -48,11 +57,7 @@ class VegasLimitRestartTest {
     int reached = growTo64(v, now);
     // A 1 s stall: every answer of the two windows that end slow start ten times slower. Vegas's
     // estimate reads a queue of nine tenths of the limit; slow start cannot have overshot that far.
-    int limit = reached;
-    for (int i = 0; i < 2; i++) {
-      now[0] += TICK;
-      limit = v.update(window(now[0], limit, 1000 * MS, 40));
-    }
+    int limit = endSlowStart(v, now, reached, 1000 * MS);
     assertTrue(limit <= reached / 2, "slow start did not end: " + limit + " of " + reached);
     assertTrue(limit >= reached / 4, "restarted at " + limit + " of " + reached);
   }
@@ -63,11 +68,7 @@ class VegasLimitRestartTest {
     long[] now = {0};
     int reached = growTo64(v, now);
     // Latency 2.5 times the start-up's: Vegas reads a knee at 0.4 of the limit, inside the bounds.
-    int limit = reached;
-    for (int i = 0; i < 2; i++) {
-      now[0] += TICK;
-      limit = v.update(window(now[0], limit, 250 * MS, 40));
-    }
+    int limit = endSlowStart(v, now, reached, 250 * MS);
     assertTrue(Math.abs(limit - 0.4 * reached) <= 0.05 * reached,
         "restarted at " + limit + " of " + reached + ", not at 0.4 of it");
   }

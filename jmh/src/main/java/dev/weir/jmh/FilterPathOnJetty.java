@@ -1,6 +1,5 @@
 package dev.weir.jmh;
 
-import dev.weir.servlet.WeirFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -108,23 +107,6 @@ public class FilterPathOnJetty {
     }
   }
 
-  /** {@code new WeirFilter()}, zero configuration. */
-  @State(Scope.Benchmark)
-  public static class Weir {
-    WeirFilter filter;
-
-    @Setup
-    public void setup() throws ServletException {
-      filter = new WeirFilter();
-      filter.init(null);
-    }
-
-    @TearDown
-    public void tearDown() {
-      filter.destroy();
-    }
-  }
-
   @Benchmark
   public int none(Live live) throws IOException, ServletException {
     OK.doFilter(live.plain.request, live.plain.response);
@@ -138,13 +120,15 @@ public class FilterPathOnJetty {
   }
 
   @Benchmark
-  public int weir(Weir s, Live live) throws IOException, ServletException {
+  public int weir(FilterPathBenchmark.WeirState s, Live live)
+      throws IOException, ServletException {
     return filter(s.filter, live.plain);
   }
 
   /** The same, for a request that carries its tier and cohort. */
   @Benchmark
-  public int weirTierHeader(Weir s, Live live) throws IOException, ServletException {
+  public int weirTierHeader(FilterPathBenchmark.WeirState s, Live live)
+      throws IOException, ServletException {
     return filter(s.filter, live.tiered);
   }
 

@@ -51,10 +51,7 @@ class BenchmarksSmokeTest {
         assertEquals(200, b.weir(weir, x));
         assertEquals(200, b.weirTierHeader(weir, x));
       }
-      dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
-      assertEquals(0, route.inflight(), "every permit released");
-      assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
-      assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
+      assertEveryRequestSucceededAndReleased(weir);
     } finally {
       weir.tearDown();
     }
@@ -77,7 +74,7 @@ class BenchmarksSmokeTest {
     live.setup();
     FilterPathBenchmark.NetflixState netflix = new FilterPathBenchmark.NetflixState();
     netflix.setup();
-    FilterPathOnJetty.Weir weir = new FilterPathOnJetty.Weir();
+    FilterPathBenchmark.WeirState weir = new FilterPathBenchmark.WeirState();
     weir.setup();
     try {
       assertTrue(live.plain.request instanceof org.eclipse.jetty.ee10.servlet.ServletApiRequest,
@@ -88,14 +85,19 @@ class BenchmarksSmokeTest {
         assertEquals(200, b.weir(weir, live));
         assertEquals(200, b.weirTierHeader(weir, live));
       }
-      dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
-      assertEquals(0, route.inflight(), "every permit released");
-      assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
-      assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
+      assertEveryRequestSucceededAndReleased(weir);
     } finally {
       weir.tearDown();
       live.tearDown();
     }
+  }
+
+  /** N requests without a header and N with {@code X-Weir-Tier: 1:42}, all released. */
+  private static void assertEveryRequestSucceededAndReleased(FilterPathBenchmark.WeirState weir) {
+    dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
+    assertEquals(0, route.inflight(), "every permit released");
+    assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
+    assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
   }
 
   @Test
