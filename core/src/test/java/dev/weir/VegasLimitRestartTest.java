@@ -14,6 +14,9 @@ class VegasLimitRestartTest {
   private static final long TICK = TimeUnit.MILLISECONDS.toNanos(100);
   private static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
 
+  private final VegasLimit v = VegasLimit.builder().build();
+  private long now;
+
   /** A tick with every permit in use: {@code samples} answers took about {@code latency}. */
   private static ControlWindow window(long now, int limit, long latency, int samples) {
     ControlWindow w = new ControlWindow();
@@ -31,44 +34,40 @@ class VegasLimitRestartTest {
   }
 
   /** Slow start on a 100 ms service until the limit reaches 64; returns the limit reached. */
-  private static int growTo64(VegasLimit v, long[] now) {
-    int limit = v.update(window(now[0], 4, 100 * MS, 60));
+  private int growTo64() {
+    int limit = v.update(window(now, 4, 100 * MS, 60));
     for (int i = 0; i < 100 && limit < 64; i++) {
-      now[0] += TICK;
-      limit = v.update(window(now[0], limit, 100 * MS, Math.max(20, limit)));
+      now += TICK;
+      limit = v.update(window(now, limit, 100 * MS, Math.max(20, limit)));
     }
     assertTrue(limit >= 64, "slow start stopped at " + limit);
     return limit;
   }
 
   /** Two windows of answers at {@code latency} from {@code limit}; returns the limit after them. */
-  private static int endSlowStart(VegasLimit v, long[] now, int limit, long latency) {
+  private int endSlowStart(int limit, long latency) {
     for (int i = 0; i < 2; i++) {
-      now[0] += TICK;
-      limit = v.update(window(now[0], limit, latency, 40));
+      now += TICK;
+      limit = v.update(window(now, limit, latency, 40));
     }
     return limit;
   }
 
   @Test
   void aStallAsSlowStartEndsRestartsTheLimitAtAQuarterOfWhatItReached() {
-    VegasLimit v = VegasLimit.builder().build();
-    long[] now = {0};
-    int reached = growTo64(v, now);
+    int reached = growTo64();
     // A 1 s stall: every answer of the two windows that end slow start ten times slower. Vegas's
     // estimate reads a queue of nine tenths of the limit; slow start cannot have overshot that far.
-    int limit = endSlowStart(v, now, reached, 1000 * MS);
+    int limit = endSlowStart(reached, 1000 * MS);
     assertTrue(limit <= reached / 2, "slow start did not end: " + limit + " of " + reached);
     assertTrue(limit >= reached / 4, "restarted at " + limit + " of " + reached);
   }
 
   @Test
   void anOvershootRestartsAtVegassEstimate() {
-    VegasLimit v = VegasLimit.builder().build();
-    long[] now = {0};
-    int reached = growTo64(v, now);
+    int reached = growTo64();
     // Latency 2.5 times the start-up's: Vegas reads a knee at 0.4 of the limit, inside the bounds.
-    int limit = endSlowStart(v, now, reached, 250 * MS);
+    int limit = endSlowStart(reached, 250 * MS);
     assertTrue(Math.abs(limit - 0.4 * reached) <= 0.05 * reached,
         "restarted at " + limit + " of " + reached + ", not at 0.4 of it");
   }

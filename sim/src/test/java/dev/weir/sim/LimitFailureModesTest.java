@@ -70,11 +70,12 @@ class LimitFailureModesTest {
 
   /**
    * The start-up baseline rules the first seconds after slow start, so a low one holds the limit
-   * below the knee all that time. From a first window of 20 samples, 2 seeds in 100 started below
-   * the knee on 8 servers (mean limit 7.4 over seconds 1-8 in the worst); in the overload
-   * experiment one seed in 12 lost 30% of its goodput that way. Now about one seed in 1,500
-   * restarts a step below the knee and climbs back within seconds (7.9-8.0 over seconds 1-8), so
-   * one seed in 100 may fall just short, none far short.
+   * below the knee all that time: judged from one first window of 20 samples, 2 seeds in 100
+   * started below the knee on 8 servers (mean limit 7.4 over seconds 1-8 in the worst), and in
+   * the overload experiment one seed in 12 lost 30% of its goodput that way. Judged from every
+   * start-up window pooled, about one seed in 1,500 restarts a step below the knee and climbs back
+   * within seconds (7.9-8.0 over seconds 1-8), so one seed in 100 may fall just short, none far
+   * short.
    */
   @Test
   void anUnluckyFirstSampleDoesNotHoldTheLimitBelowTheKnee() {
