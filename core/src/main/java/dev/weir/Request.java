@@ -112,6 +112,14 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
    * only that thread may recycle the request, once, so two threads can never both take it.
    */
   private Thread releasedBy;
+  /**
+   * The spare slot this request was last recycled into, and the thread it belongs to: a thread
+   * that renews its spare and releases it itself recycles it into the same slot without looking
+   * its slot up again (a thread-local lookup is a tenth of the filter's own time on Jetty 12).
+   * Written only by the recycling thread, read only by a thread that is that same thread.
+   */
+  private Request[] home;
+  private Thread homeThread;
 
   Request(Admission admission, int priority, long timeoutNanos, long queueTimeoutNanos,
       AdmissionCallback callback, Thread waiter) {
@@ -272,10 +280,16 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
    */
   @Override
   public void recycle() {
-    if (releasedBy == Thread.currentThread() && phase() == RELEASED && !waited
-        && deadlineHook == null) {
+    Thread t = Thread.currentThread();
+    if (releasedBy == t && phase() == RELEASED && !waited && deadlineHook == null) {
       releasedBy = null; // a second recycle() of the same life does nothing
-      SPARE.get()[0] = this;
+      Request[] slot = home;
+      if (homeThread != t) {
+        slot = SPARE.get();
+        home = slot;
+        homeThread = t;
+      }
+      slot[0] = this;
     }
   }
 

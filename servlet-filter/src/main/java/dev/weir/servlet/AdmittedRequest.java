@@ -94,9 +94,18 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     if (escaped || ((HttpServletRequest) getRequest()).isAsyncStarted()) {
       return false;
     }
+    forget();
+    return true;
+  }
+
+  /**
+   * {@link #recycle()} for a caller that has already seen, after the chain returned, that the
+   * request did not start async and that nothing can still reach this wrapper ({@link
+   * #permitMayBeHeld()} false).
+   */
+  void forget() {
     setRequest(NONE);
     permit = null;
-    return true;
   }
 
   @Override

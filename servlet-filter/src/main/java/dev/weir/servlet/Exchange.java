@@ -331,10 +331,14 @@ final class Exchange implements AdmissionCallback, AsyncListener {
         p.release(Outcome.ERROR);
         throw e;
       }
-      if (!releaseWhenDone(request, response, p) && in == a && !a.permitMayBeHeld()
-          && a.recycle()) {
+      // Read once: Jetty answers it under the request's lock, and nothing can start async on a
+      // request whose dispatch has returned.
+      boolean async = request.isAsyncStarted();
+      if (!releaseWhenDone(request, response, p, async) && !async && in == a
+          && !a.permitMayBeHeld()) {
         // Released here, and nothing else holds the permit: no body guard, no async cycle, no
         // read of the attribute; this exchange forgets it in clear().
+        a.forget();
         p.recycle();
       }
     } finally {
@@ -349,7 +353,13 @@ final class Exchange implements AdmissionCallback, AsyncListener {
    */
   static boolean releaseWhenDone(HttpServletRequest request, HttpServletResponse response,
       Permit p) {
-    if (request.isAsyncStarted() && follow(request, new Completion(p, response))) {
+    return releaseWhenDone(request, response, p, request.isAsyncStarted());
+  }
+
+  /** {@link #releaseWhenDone(HttpServletRequest, HttpServletResponse, Permit)}, async read. */
+  private static boolean releaseWhenDone(HttpServletRequest request, HttpServletResponse response,
+      Permit p, boolean asyncStarted) {
+    if (asyncStarted && follow(request, new Completion(p, response))) {
       return true;
     }
     p.release(outcomeOf(response.getStatus()));

@@ -11,6 +11,9 @@ import dev.weir.Snapshot;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
 import jakarta.servlet.AsyncContext;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -151,12 +154,16 @@ class ExchangeReuseHttpTest {
   void aSecondWeirFilterInTheChainPassesAnAdmittedRequestThrough() throws Exception {
     WeirFilter outer = new WeirFilter();
     WeirFilter inner = new WeirFilter();
+    // Another filter between the two wraps the request, as many do: the inner filter must still
+    // see that the outer one admitted it.
+    Filter wrapping = (req, res, chain) -> chain.doFilter(
+        new HttpServletRequestWrapper((HttpServletRequest) req), res);
     Server server = new Server();
     ServerConnector connector = new ServerConnector(server);
     connector.setHost("127.0.0.1");
     server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler("/");
-    for (WeirFilter f : new WeirFilter[] {outer, inner}) {
+    for (Filter f : new Filter[] {outer, wrapping, inner}) {
       FilterHolder h = new FilterHolder(f);
       h.setAsyncSupported(true);
       context.addFilter(h, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
