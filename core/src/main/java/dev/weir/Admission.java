@@ -171,7 +171,7 @@ final class Admission {
         r.timeAt(clock.nanoTime());
       }
       watchdog.watch(r);
-      r.setPhase(Request.ADMITTED);
+      r.setPhaseRelease(Request.ADMITTED);
       deliverAdmitted(r);
     } else if (level >= cut) {
       reject(r, RejectReason.SHED);

@@ -171,7 +171,10 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     watchStamped = false;
     waited = false;
     releasedBy = null;
-    state = ((state & ~PHASE) + GENERATION) | PENDING;
+    // A release store, not a volatile one: whoever reads the new word sees every field above,
+    // and no thread waits for this word in a handshake that needs the store-load fence a volatile
+    // store costs (a stale reader of the last life fails its CAS either way).
+    STATE.setRelease(this, ((state & ~PHASE) + GENERATION) | PENDING);
   }
 
   /** The phase of the current life: PENDING ... REJECTED. */
@@ -192,6 +195,16 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   /** Sets the phase of a request no one else can move: pending, or won by the caller's CAS. */
   void setPhase(int phase) {
     state = (state & ~PHASE) | phase;
+  }
+
+  /**
+   * {@link #setPhase} by a release store: a reader that sees the phase sees every write before
+   * it, but the store may become visible after the caller's later reads. For the fast path's
+   * PENDING to ADMITTED, which only the watchdog's sweep and the holder itself read, and which no
+   * one waits on in a handshake that needs the store-load fence of a volatile store.
+   */
+  void setPhaseRelease(int phase) {
+    STATE.setRelease(this, (state & ~PHASE) | phase);
   }
 
   /** Records that the request arrived, and was admitted, at {@code now}. */
