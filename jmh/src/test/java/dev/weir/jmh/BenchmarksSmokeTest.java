@@ -92,6 +92,30 @@ class BenchmarksSmokeTest {
     }
   }
 
+  @Test
+  void handlerPathOnJettyRunsOnJettysOwnRequestAndWeirReleasesEveryPermit() throws Exception {
+    HandlerPathOnJetty b = new HandlerPathOnJetty();
+    HandlerPathOnJetty.Live live = new HandlerPathOnJetty.Live();
+    live.setup();
+    HandlerPathOnJetty.WeirState weir = new HandlerPathOnJetty.WeirState();
+    weir.setup(live);
+    try {
+      for (int i = 0; i < N; i++) {
+        assertEquals(200, b.none(live));
+        assertEquals(200, b.weir(weir, live));
+        assertEquals(200, b.weirTierHeader(weir, live));
+      }
+      dev.weir.LoadShedder route =
+          weir.handler.shedders().get(dev.weir.jetty.WeirHandler.SINGLE_ROUTE);
+      assertEquals(0, route.inflight(), "every permit released");
+      assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
+      assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
+    } finally {
+      weir.tearDown();
+      live.tearDown();
+    }
+  }
+
   /** N requests without a header and N with {@code X-Weir-Tier: 1:42}, all released. */
   private static void assertEveryRequestSucceededAndReleased(FilterPathBenchmark.WeirState weir) {
     dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
