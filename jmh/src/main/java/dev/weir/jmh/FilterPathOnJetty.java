@@ -6,13 +6,9 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.LocalConnector;
-import org.eclipse.jetty.server.Server;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -30,7 +26,7 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * The servlet filter's own cost on the request object Jetty 12 (ee10) hands a filter, where
  * {@link FilterPathBenchmark}'s stub takes the Servlet API's {@code getHeader} path instead of the
- * one-pass read of Jetty's header fields. A real server ({@link LocalConnector}, no network) takes
+ * one-pass read of Jetty's header fields. A real server ({@link HeldRequests}, no network) takes
  * one {@code GET /hello} per header set and holds it open inside its servlet; each operation then
  * runs {@code doFilter} on that live request and response, admitted at once and released when the
  * chain returns. The request is reused, so its attributes and headers stay in cache: this is the
@@ -48,58 +44,40 @@ public class FilterPathOnJetty {
   public static final class Held {
     final HttpServletRequest request;
     final HttpServletResponse response;
-    private final CountDownLatch release;
 
-    Held(HttpServletRequest request, HttpServletResponse response, CountDownLatch release) {
+    Held(HttpServletRequest request, HttpServletResponse response) {
       this.request = request;
       this.response = response;
-      this.release = release;
     }
   }
 
   /** The server and the two requests it holds: one plain, one with a tier and cohort. */
   @State(Scope.Benchmark)
   public static class Live {
-    Server server;
+    private final HeldRequests<Held> server = new HeldRequests<>();
     Held plain;
     Held tiered;
-    private volatile CompletableFuture<Held> next;
 
     @Setup(Level.Trial)
     public void setup() throws Exception {
-      server = new Server();
-      LocalConnector connector = new LocalConnector(server);
-      server.addConnector(connector);
       ServletContextHandler context = new ServletContextHandler();
       context.addServlet(new ServletHolder(new HttpServlet() {
         @Override
         protected void doGet(HttpServletRequest req, HttpServletResponse resp) {
-          CountDownLatch release = new CountDownLatch(1);
-          next.complete(new Held(req, resp, release));
           try {
-            release.await();
+            server.handOver(new Held(req, resp));
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
         }
       }), "/hello");
-      server.setHandler(context);
-      server.start();
-      plain = hold(connector, "");
-      tiered = hold(connector, "X-Weir-Tier: 1:42\r\n");
-    }
-
-    private Held hold(LocalConnector connector, String extra) throws Exception {
-      next = new CompletableFuture<>();
-      connector.executeRequest("GET /hello HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"
-          + "User-Agent: bench\r\nAccept: */*\r\n" + extra + "\r\n");
-      return next.get(10, TimeUnit.SECONDS);
+      server.start(context);
+      plain = server.hold(HeldRequests.PLAIN);
+      tiered = server.hold(HeldRequests.TIERED);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
-      plain.release.countDown();
-      tiered.release.countDown();
       server.stop();
     }
   }

@@ -1,15 +1,11 @@
 package dev.weir.jmh;
 
 import dev.weir.jetty.WeirHandler;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.eclipse.jetty.server.Handler;
-import org.eclipse.jetty.server.LocalConnector;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
-import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.Callback;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -27,7 +23,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The Jetty 12 core handler's own cost, as {@link FilterPathOnJetty} measures the filter's: a real
- * server ({@link LocalConnector}, no network) takes one {@code GET /hello} per header set and holds
+ * server ({@link HeldRequests}, no network) takes one {@code GET /hello} per header set and holds
  * it open in its handler; each operation then runs a guard's {@code handle} on that live core
  * request and response, with a trivial application that sets 200 and completes its callback at
  * once, so the request is admitted and released in place. The guard is given a callback of its
@@ -58,12 +54,10 @@ public class HandlerPathOnJetty {
   public static final class Held {
     final Request request;
     final Response response;
-    private final CountDownLatch release;
 
-    Held(Request request, Response response, CountDownLatch release) {
+    Held(Request request, Response response) {
       this.request = request;
       this.response = response;
-      this.release = release;
     }
   }
 
@@ -84,43 +78,27 @@ public class HandlerPathOnJetty {
   /** The server and the two requests it holds: one plain, one with a tier and cohort. */
   @State(Scope.Benchmark)
   public static class Live {
-    Server server;
+    private final HeldRequests<Held> server = new HeldRequests<>();
     Held plain;
     Held tiered;
-    private volatile CompletableFuture<Held> next;
 
     @Setup(Level.Trial)
     public void setup() throws Exception {
-      server = new Server();
-      LocalConnector connector = new LocalConnector(server);
-      server.addConnector(connector);
-      server.setHandler(new Handler.Abstract() {
+      server.start(new Handler.Abstract() {
         @Override
         public boolean handle(Request request, Response response, Callback callback)
             throws InterruptedException {
-          CountDownLatch release = new CountDownLatch(1);
-          next.complete(new Held(new OneListener(request), response, release));
-          release.await();
+          server.handOver(new Held(new OneListener(request), response));
           callback.succeeded();
           return true;
         }
       });
-      server.start();
-      plain = hold(connector, "");
-      tiered = hold(connector, "X-Weir-Tier: 1:42\r\n");
-    }
-
-    private Held hold(LocalConnector connector, String extra) throws Exception {
-      next = new CompletableFuture<>();
-      connector.executeRequest("GET /hello HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n"
-          + "User-Agent: bench\r\nAccept: */*\r\n" + extra + "\r\n");
-      return next.get(10, TimeUnit.SECONDS);
+      plain = server.hold(HeldRequests.PLAIN);
+      tiered = server.hold(HeldRequests.TIERED);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
-      plain.release.countDown();
-      tiered.release.countDown();
       server.stop();
     }
   }
@@ -133,7 +111,7 @@ public class HandlerPathOnJetty {
     @Setup
     public void setup(Live live) throws Exception {
       handler = new WeirHandler(OK);
-      handler.setServer(live.server);
+      handler.setServer(live.server.server());
       handler.start();
     }
 
