@@ -113,10 +113,11 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
    */
   private Thread releasedBy;
   /**
-   * The spare slot this request was last recycled into, and the thread it belongs to: a thread
-   * that renews its spare and releases it itself recycles it into the same slot without looking
-   * its slot up again (a thread-local lookup is a tenth of the filter's own time on Jetty 12).
-   * Written only by the recycling thread, read only by a thread that is that same thread.
+   * The spare slot this request was last recycled into, and the thread that slot belongs to: a
+   * thread that renews its spare and releases it itself puts it back without a second thread-local
+   * lookup. Written by the recycling thread; a later recycler reads them after the request's own
+   * publication to it (its release CAS reads the word the renewal stored), and looks its own slot
+   * up unless the slot is its own.
    */
   private Request[] home;
   private Thread homeThread;

@@ -224,7 +224,7 @@ public final class WeirFilter implements Filter {
    * Whether a WeirFilter earlier in the chain admitted {@code request}: its chain, and so this
    * filter, sees the request wrapped in an {@link AdmittedRequest}, perhaps under other wrappers.
    * Walking the wrappers rather than asking for {@link #PRIORITY_ATTRIBUTE} keeps the container's
-   * attribute lookup off every request (about a tenth of the filter's time on Jetty 12).
+   * attribute lookup (Jetty checks its synthetic attributes first) off every request.
    */
   static boolean admittedUpstream(ServletRequest request) {
     ServletRequest r = request;
