@@ -56,10 +56,8 @@ public final class Cohorts {
    * without reading the clock, which costs more than the rest of this method on some machines.
    */
   public int cohort(CharSequence key) {
-    if (key == null || key.length() == 0) {
-      return ThreadLocalRandom.current().nextInt(Priority.COHORTS);
-    }
-    return cohort(key, System.currentTimeMillis());
+    boolean keyless = key == null || key.length() == 0; // random whatever the time
+    return cohort(key, keyless ? 0 : System.currentTimeMillis());
   }
 
   /**

@@ -54,7 +54,7 @@ public class FilterPathOnJetty {
   /** The server and the two requests it holds: one plain, one with a tier and cohort. */
   @State(Scope.Benchmark)
   public static class Live {
-    private final HeldRequests<Held> server = new HeldRequests<>();
+    private final HeldRequests<Held> held = new HeldRequests<>();
     Held plain;
     Held tiered;
 
@@ -65,20 +65,20 @@ public class FilterPathOnJetty {
         @Override
         protected void doGet(HttpServletRequest req, HttpServletResponse resp) {
           try {
-            server.handOver(new Held(req, resp));
+            held.handOver(new Held(req, resp));
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
         }
       }), "/hello");
-      server.start(context);
-      plain = server.hold(HeldRequests.PLAIN);
-      tiered = server.hold(HeldRequests.TIERED);
+      held.start(context);
+      plain = held.hold(HeldRequests.PLAIN);
+      tiered = held.hold(HeldRequests.TIERED);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
-      server.stop();
+      held.stop();
     }
   }
 

@@ -78,28 +78,28 @@ public class HandlerPathOnJetty {
   /** The server and the two requests it holds: one plain, one with a tier and cohort. */
   @State(Scope.Benchmark)
   public static class Live {
-    private final HeldRequests<Held> server = new HeldRequests<>();
+    private final HeldRequests<Held> held = new HeldRequests<>();
     Held plain;
     Held tiered;
 
     @Setup(Level.Trial)
     public void setup() throws Exception {
-      server.start(new Handler.Abstract() {
+      held.start(new Handler.Abstract() {
         @Override
         public boolean handle(Request request, Response response, Callback callback)
             throws InterruptedException {
-          server.handOver(new Held(new OneListener(request), response));
+          held.handOver(new Held(new OneListener(request), response));
           callback.succeeded();
           return true;
         }
       });
-      plain = server.hold(HeldRequests.PLAIN);
-      tiered = server.hold(HeldRequests.TIERED);
+      plain = held.hold(HeldRequests.PLAIN);
+      tiered = held.hold(HeldRequests.TIERED);
     }
 
     @TearDown(Level.Trial)
     public void tearDown() throws Exception {
-      server.stop();
+      held.stop();
     }
   }
 
@@ -111,7 +111,7 @@ public class HandlerPathOnJetty {
     @Setup
     public void setup(Live live) throws Exception {
       handler = new WeirHandler(OK);
-      handler.setServer(live.server.server());
+      handler.setServer(live.held.server());
       handler.start();
     }
 

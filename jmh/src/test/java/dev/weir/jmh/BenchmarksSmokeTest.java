@@ -105,11 +105,8 @@ class BenchmarksSmokeTest {
         assertEquals(200, b.weir(weir, live));
         assertEquals(200, b.weirTierHeader(weir, live));
       }
-      dev.weir.LoadShedder route =
-          weir.handler.shedders().get(dev.weir.jetty.WeirHandler.SINGLE_ROUTE);
-      assertEquals(0, route.inflight(), "every permit released");
-      assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
-      assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
+      assertEveryRequestSucceededAndReleased(
+          weir.handler.shedders().get(dev.weir.jetty.WeirHandler.SINGLE_ROUTE));
     } finally {
       weir.tearDown();
       live.tearDown();
@@ -118,7 +115,11 @@ class BenchmarksSmokeTest {
 
   /** N requests without a header and N with {@code X-Weir-Tier: 1:42}, all released. */
   private static void assertEveryRequestSucceededAndReleased(FilterPathBenchmark.WeirState weir) {
-    dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
+    assertEveryRequestSucceededAndReleased(weir.filter.shedders().get("GET /hello"));
+  }
+
+  /** The same, on the shedder {@code route}. */
+  private static void assertEveryRequestSucceededAndReleased(dev.weir.LoadShedder route) {
     assertEquals(0, route.inflight(), "every permit released");
     assertEquals(N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
     assertEquals(N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
