@@ -387,7 +387,13 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
       // A late-firing queue timer also lands here; only a passed deadline may fire the hook.
       if (hook != null && now - deadlineNanos() >= 0 && claimOverrun()) {
         admission.deadlinePassed(this);
-        hook.run();
+        try {
+          hook.run(); // the timer logs what it throws
+        } finally {
+          // Its timer entry was the watchdog's too: without it a stuck permit is never reclaimed.
+          admission.watchdog.fired(this, now, w);
+        }
+        return;
       }
       admission.watchdog.fired(this, now, w);
     }

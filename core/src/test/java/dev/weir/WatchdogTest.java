@@ -52,6 +52,33 @@ class WatchdogTest {
   }
 
   @Test
+  void aDeadlineHookThatThrowsStillLeavesEveryStuckPermitToTheWatchdog() {
+    // One thread: 16 permits take the watchlist's slots, the rest are watched by timer entries,
+    // the same entries that run the deadline hooks.
+    int n = 40;
+    LoadShedder s = builder(n).build();
+    for (int i = 0; i < n; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(1, 0), r);
+      r.permit.onDeadline(() -> {
+        throw new IllegalStateException("the hook failed");
+      });
+    }
+    int thrown = 0;
+    for (;;) {
+      try {
+        time.advanceTo(60_000 * MS); // the system timer logs a task's throw and goes on
+        break;
+      } catch (IllegalStateException e) {
+        thrown++;
+      }
+    }
+    assertEquals(n, thrown, "every hook ran once");
+    assertEquals(0, s.inflight(), "every stuck permit reclaimed after its deadline and grace");
+    assertEquals(n, count(s, Snapshot.Counter.RECLAIMED));
+  }
+
+  @Test
   void theReclaimedPermitGoesToTheNextQueuedRequestAndALateReleaseCountsNothing() {
     LoadShedder s = builder(1).watchdogGrace(Duration.ofMillis(200)).build();
     Recorder stuck = new Recorder();
