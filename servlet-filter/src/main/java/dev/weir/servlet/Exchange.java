@@ -52,12 +52,16 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   private static final VarHandle PHASE;
   private static final VarHandle RAN;
+  private static final VarHandle PERMIT;
+  private static final VarHandle REJECTED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       PHASE = l.findVarHandle(Exchange.class, "phase", int.class);
       RAN = l.findVarHandle(Exchange.class, "ran", boolean.class);
+      PERMIT = l.findVarHandle(Exchange.class, "permit", Permit.class);
+      REJECTED = l.findVarHandle(Exchange.class, "rejected", RejectReason.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -120,18 +124,13 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     shedder = null;
     request = null;
     response = null;
-    // A volatile store costs a fence: only what this request set is reset (an exchange decided
-    // in place never had an async context or a latch).
-    phase = WAITING;
-    if (ran) {
-      ran = false;
-    }
-    if (permit != null) {
-      permit = null;
-    }
-    if (rejected != null) {
-      rejected = null;
-    }
+    // Release stores, not volatile ones, which cost a store-load fence each: only this thread
+    // holds the exchange now, and the next request's submit publishes it to any other. An
+    // exchange decided in place never had an async context or a latch.
+    PHASE.setRelease(this, WAITING);
+    RAN.setRelease(this, false);
+    PERMIT.setRelease(this, (Permit) null);
+    REJECTED.setRelease(this, (RejectReason) null);
   }
 
   private boolean casPhase(int expect, int update) {
@@ -200,7 +199,9 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   private void actInPlace(FilterChain chain) throws IOException, ServletException {
     Permit p = permit;
     if (p != null) {
-      ran = true;
+      // Only this thread reads it: no listener or dispatch of ours exists for a request run in
+      // place.
+      RAN.setRelease(this, true);
       runAdmitted(request, response, chain);
     } else {
       answer(rejected);
@@ -255,7 +256,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   @Override
   public void onAdmitted(Permit p) {
-    permit = p;
+    PERMIT.setRelease(this, p); // decide()'s CAS publishes it to the thread that acts
     if (decide()) {
       return;
     }
@@ -264,7 +265,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   @Override
   public void onRejected(RejectReason reason) {
-    rejected = reason;
+    REJECTED.setRelease(this, reason); // likewise
     if (decide() || reason == RejectReason.CANCELLED) {
       return; // whoever cancelled answers (or the client is gone)
     }
