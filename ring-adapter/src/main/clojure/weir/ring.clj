@@ -168,7 +168,10 @@
   other 5xx ERROR, the rest SUCCESS."
   [response]
   (let [status (:status response)]
-    (if (int? status) (HttpAnswers/outcomeOf (int status)) Outcome/SUCCESS)))
+    ;; Past int's range no status is real; casting it would throw after the answer was sent.
+    (if (and (int? status) (<= Integer/MIN_VALUE status Integer/MAX_VALUE))
+      (HttpAnswers/outcomeOf (int status))
+      Outcome/SUCCESS)))
 
 (defn- safe-call
   "Calls the server's respond or raise; a failure there (a client that went away) must
@@ -197,7 +200,8 @@
                (catch Throwable t
                  (.log log Level/WARNING "weir.ring: :priority-fn threw; using the default tier" t)
                  nil))]
-    (if (and (int? p) (Priority/isValid p))
+    ;; Range-checked before the cast, which would throw on a number past int's range.
+    (if (and (int? p) (<= 0 p (dec Priority/LEVELS)))
       (int p)
       (Priority/of (int default-tier) PriorityHeaders/DEFAULT_COHORT))))
 
@@ -208,7 +212,7 @@
    (serve ctx request respond raise nil (priority-of (:priority-fn ctx) request)))
   ([ctx request respond raise seat priority]
    (let [{:keys [lookup timeout-nanos ^Executor executor handler handler-async?
-                 rejected deadline ^AtomicBoolean closed]} ctx
+                 rejected deadline ^AtomicBoolean closed owned?]} ctx
          ;; If writing the response fails before anything is committed, an error response
          ;; may still get through; either way the exchange is not left open.
          respond (fn [response]
@@ -302,8 +306,13 @@
        (if (.get closed)
          ;; Do not build a shedder for a new route after close!.
          (answer! respond (rejected request :shutting-down))
-         (let [ticket (.submit ^LoadShedder (lookup request) (int priority)
-                               (long timeout-nanos) ^AdmissionCallback callback)]
+         (let [^LoadShedder shedder (lookup request)
+               ;; close! may have closed every shedder while this lookup built a new route's:
+               ;; one of the two sees the other's write, so close it here (it answers
+               ;; :shutting-down, and its ticks stop).
+               _ (when (and owned? (.get closed)) (.close shedder))
+               ticket (.submit shedder (int priority) (long timeout-nanos)
+                               ^AdmissionCallback callback)]
            (when seat ((:queued seat) ticket))))
        (catch Throwable t
          ;; Only a bug could land here; still, every request gets its one answer.
@@ -452,7 +461,8 @@
               :handler-async? (boolean handler-async?)
               :rejected (if rejected-response (answer-fn rejected-response rejected) rejected)
               :deadline (if deadline-response (answer-fn deadline-response deadline) deadline)
-              :closed closed}]
+              :closed closed
+              :owned? owned?}]
      (with-meta
        (fn
          ([request] (serve-sync ctx request))

@@ -4,11 +4,13 @@
   (:require [clojure.string :as str]
             [clojure.test :refer [deftest is testing]]
             [weir.ring :as wr])
-  (:import (dev.weir Cohorts ControlWindow LoadShedder Outcome Permit Priority Rejector VirtualTime)
+  (:import (dev.weir Cohorts ControlWindow LoadShedder Outcome Permit Priority Rejector Snapshot$Counter
+                     VirtualTime)
            (dev.weir.control Limits Rejectors)
            (io.micrometer.core.instrument.simple SimpleMeterRegistry)
            (java.time Duration)
-           (java.util.concurrent CountDownLatch Executor RejectedExecutionException TimeUnit)))
+           (java.util.concurrent CompletableFuture CountDownLatch Executor RejectedExecutionException
+                                 TimeUnit)))
 
 (set! *warn-on-reflection* true)
 
@@ -313,13 +315,55 @@
   (let [vt (VirtualTime.)
         shedder (virtual-shedder vt :limit 2)]
     (doseq [pf [(fn [_] (throw (RuntimeException. "bug"))) (constantly -1) (constantly 768)
-                (constantly "2") (constantly nil)]]
+                (constantly "2") (constantly nil) (constantly 4294967296) (constantly Long/MIN_VALUE)]]
       (let [h (wr/wrap-load-shedding (fn [_] {:status 200})
                                      {:shedder shedder :priority-fn pf :worker-threads 1})]
         (is (= [:respond {:status 200}] (answer (call h {}))))
+        (is (= {:status 200} (h {})) "the synchronous arity too")
         (wr/close! h)))
     (is (eventually #(idle? shedder)))
     (.close shedder)))
+
+(deftest a-status-past-int-range-still-releases-the-permit-on-the-answer
+  (let [vt (VirtualTime.)
+        shedder (virtual-shedder vt :limit 2)
+        uncaught (atom [])
+        inline (reify Executor
+                 (execute [_ r] (try (.run ^Runnable r) (catch Throwable t (swap! uncaught conj t)))))
+        odd {:status 4294967296}]
+    (testing "an async handler answering on the caller's thread"
+      (let [h (wr/wrap-load-shedding (fn [_ respond _] (respond odd))
+                                     {:shedder shedder :handler-async? true :executor inline})]
+        (is (= [:respond odd] (answer (call h {}))))
+        (is (idle? shedder) "released when it answered, not at its deadline")
+        (wr/close! h)))
+    (testing "a synchronous handler on a worker"
+      (let [h (wr/wrap-load-shedding (fn [_] odd) {:shedder shedder :executor inline})]
+        (is (= [:respond odd] (answer (call h {}))))
+        (is (idle? shedder))
+        (is (empty? @uncaught) "nothing thrown on the worker")
+        (is (zero? (.total (.snapshot shedder) Snapshot$Counter/DROPPED)) "released as the answer says")
+        (wr/close! h)))
+    (.close shedder)))
+
+(deftest close-while-a-new-route-is-being-built-closes-its-shedder-too
+  (let [in-key-fn (CountDownLatch. 1)
+        go-on (CountDownLatch. 1)
+        h (wr/wrap-load-shedding (fn [_] {:status 200})
+                                 {:route-key-fn (fn [{:keys [uri]}]
+                                                  (when (= uri "/new")
+                                                    (.countDown in-key-fn)
+                                                    (.await go-on wait-ms TimeUnit/MILLISECONDS))
+                                                  uri)
+                                  :limit 2 :worker-threads 1})
+        result (CompletableFuture.)]
+    (future (h {:uri "/new"} #(.complete result (:status %)) #(.complete result %)))
+    (is (.await in-key-fn wait-ms TimeUnit/MILLISECONDS))
+    (wr/close! h)
+    (.countDown go-on)
+    (is (= 503 (.get result wait-ms TimeUnit/MILLISECONDS)) "answered :shutting-down")
+    (is (contains? (wr/shedders h) "/new"))
+    (is (every? #(.isClosed ^LoadShedder %) (vals (wr/shedders h))) "no shedder left open")))
 
 (deftest routes-get-their-own-shedders-up-to-a-bound
   (let [h (wr/wrap-load-shedding (fn [_] {:status 200})
@@ -385,6 +429,8 @@
              [:request-timeout-ms {:request-timeout-ms Long/MAX_VALUE}]
              [:queue-capacity {:queue-capacity (inc Integer/MAX_VALUE)}]
              [:shed-status {:shed-status 200}]
+             [:shed-status {:shed-status 4294967725}]
+             [:unavailable-status {:unavailable-status 4294967799}]
              [:unavailable-status {:unavailable-status "503"}]
              [:retry-after-seconds {:retry-after-seconds -1}]
              [:rejection-format {:rejection-format :xml}]]]
@@ -472,6 +518,12 @@
                         (wr/header-priority-fn {:caller-tiers {"checkout" 9}})))
   (is (thrown-with-msg? IllegalArgumentException #":max-header-length"
                         (wr/header-priority-fn {:max-header-length 0})))
+  (doseq [[option opts] [[":default-tier" {:default-tier 4294967297}]
+                         [":max-header-length" {:max-header-length 4294967297}]
+                         [":caller-tiers" {:caller-tiers {"checkout" 4294967297}}]]]
+    (is (thrown-with-msg? IllegalArgumentException (re-pattern option)
+                          (wr/header-priority-fn opts))
+        "a number past int's range names its option"))
   (is (= 0 (Priority/tier ((wr/header-priority-fn {:caller-tiers {"checkout" 0}})
                            {:headers {"x-weir-caller" "checkout"}})))))
 

@@ -138,6 +138,8 @@
         int-option (fn [option v f]
                      (when (some? v)
                        (when-not (int? v) (bad option v "must be an integer"))
+                       (when-not (<= Integer/MIN_VALUE v Integer/MAX_VALUE)
+                         (bad option v "is out of range"))
                        (try (f) (catch IllegalArgumentException e
                                   (bad option v (str "is refused: " (.getMessage e)))))))]
     (int-option :shed-status shed-status #(.shedStatus b (int shed-status)))

@@ -27,7 +27,9 @@
 (defn- setting [option value f]
   (try (f)
        (catch IllegalArgumentException e (bad option value e))
-       (catch ClassCastException e (bad option value e))))
+       (catch ClassCastException e (bad option value e))
+       ;; (int x) of a number past int's range
+       (catch ArithmeticException _ (bad option value (IllegalArgumentException. "is out of range")))))
 
 (defn priority-headers
   "A dev.weir.http.PriorityHeaders from `header-priority-fn`'s options. Throws
