@@ -32,6 +32,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * response for the application as {@code finish()} does (unless the deadline won), sends the head
  * and the buffered bytes, and streams everything after: memory stays bounded and the client gets
  * the whole answer, which the deadline can then no longer replace.
+ *
+ * <p>Text from {@link #getWriter()} is encoded as the container would encode it: in the charset
+ * the application named, or else in the one the container gives the content type, asked of the
+ * real response. That question, which gives the real response the content type, is the only
+ * change made to it before {@code commit()}: it is asked under the lock and never once expired,
+ * and {@code expire()} takes the lock before the deadline answer is written. The committed
+ * response then names that charset as the container's own {@code getWriter()} would.
  */
 final class BufferedResponse extends HttpServletResponseWrapper {
   private static final int OPEN = 0;
@@ -55,6 +62,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   private String charset;
   private Locale locale;
   private PrintWriter writer;
+  /** The container's charset the writer took, none being named; to be named as it would. */
+  private String impliedCharset;
   private long contentLength = -1;
 
   BufferedResponse(HttpServletResponse real, int maxBufferedBytes) {
@@ -153,6 +162,8 @@ final class BufferedResponse extends HttpServletResponseWrapper {
     }
     if (charset != null) {
       real.setCharacterEncoding(charset);
+    } else if (impliedCharset != null) {
+      nameImpliedCharset();
     }
     if (!error && redirect == null) {
       real.setStatus(status);
@@ -330,7 +341,28 @@ final class BufferedResponse extends HttpServletResponseWrapper {
       return charset;
     }
     String fromType = ResponseText.charsetOf(contentType);
-    return fromType != null ? fromType : StandardCharsets.ISO_8859_1.name();
+    return fromType != null ? fromType : containerCharset();
+  }
+
+  /** The charset the container gives text of this content type; see the class comment. */
+  private String containerCharset() {
+    if (discard) {
+      return StandardCharsets.ISO_8859_1.name(); // expired: the text goes nowhere
+    }
+    if (contentType != null) {
+      real.setContentType(contentType);
+    }
+    String cs = real.getCharacterEncoding();
+    return cs == null || cs.isEmpty() ? StandardCharsets.ISO_8859_1.name() : cs;
+  }
+
+  /** Names the implied charset in the real response's header as its own getWriter() would. */
+  private void nameImpliedCharset() {
+    // Jetty leaves out a charset the type implies (application/json is UTF-8); Tomcat, say,
+    // names whatever it chose.
+    if (!(WeirFilter.ON_JETTY && JettyWriterCharset.settle(real))) {
+      real.setCharacterEncoding(impliedCharset);
+    }
   }
 
   @Override
@@ -371,9 +403,13 @@ final class BufferedResponse extends HttpServletResponseWrapper {
   @Override
   public synchronized PrintWriter getWriter() {
     if (writer == null) {
+      String name = getCharacterEncoding();
+      if (!through && charset == null && ResponseText.charsetOf(contentType) == null) {
+        impliedCharset = name;
+      }
       Charset cs;
       try {
-        cs = Charset.forName(getCharacterEncoding());
+        cs = Charset.forName(name);
       } catch (RuntimeException e) {
         cs = StandardCharsets.ISO_8859_1;
       }

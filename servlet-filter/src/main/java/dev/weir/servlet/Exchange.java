@@ -28,7 +28,9 @@ import java.util.logging.Logger;
  * <p>The admission callback may fire inside {@code submit}, on the container thread, or later on
  * a releasing thread or the timer thread, possibly while the container thread is still starting
  * async. {@code phase} settles who acts on the decision: the callback, if it finds the request
- * {@code PARKED}; otherwise the container thread, once it sees {@code DECIDED}. Likewise {@code
+ * {@code PARKED}; otherwise the container thread, once it sees {@code DECIDED}. A request that
+ * cannot suspend (not async-supported, or {@code startAsync} refused) is never {@code PARKED}: its
+ * container thread waits in place, on {@code decision}, for {@code DECIDED}. Likewise {@code
  * ran} settles that the chain runs at most once and that a permit whose dispatch never ran is
  * still released.
  *
@@ -83,6 +85,8 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   private volatile RejectReason rejected;
   private volatile Ticket ticket;
   private volatile AsyncContext async;
+  /** The async timeout the container gave, before ours; set before {@code async} is. */
+  private long containerTimeout;
   /** Only when the container thread must wait in place; published before it reads the phase. */
   private volatile CountDownLatch decision;
   /** The request the chain sees; kept with a reused exchange while nothing else can reach it. */
@@ -167,16 +171,13 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     } catch (IllegalStateException e) {
       // An earlier filter or the container will not let this request suspend after all.
       LOG.log(Level.FINE, "cannot suspend a queued request; it waits in place", e);
-      if (ticket.cancel()) {
-        answer(RejectReason.CANCELLED);
-        return false;
-      }
-      while (phase != DECIDED) {
-        Thread.onSpinWait(); // the decision is being delivered right now
-      }
+      // No dispatch of ours will come: nothing may find this exchange on the request.
+      request.removeAttribute(WeirFilter.EXCHANGE_ATTRIBUTE);
+      awaitInPlace();
       actInPlace(chain);
       return false;
     }
+    containerTimeout = ac.getTimeout(); // published with async, below
     ac.setTimeout(TimeUnit.NANOSECONDS.toMillis(shedder.queueTimeoutNanos())
         + ASYNC_TIMEOUT_MARGIN_MILLIS); // at most about 292 years in milliseconds: no overflow
     ac.addListener(this);
@@ -293,6 +294,9 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   private void dispatch(AsyncContext ac, Permit p) {
     try {
+      // The container keeps the timeout for the request: the application's own async cycle in
+      // our dispatch must start with the container's, not with our queue wait's.
+      ac.setTimeout(containerTimeout);
       ac.dispatch();
     } catch (RuntimeException e) {
       // The request completed meanwhile (client gone, async timeout): the chain will never run.

@@ -24,6 +24,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.Enumeration;
 import java.util.Map;
@@ -97,9 +98,13 @@ public final class WeirFilter implements Filter {
 
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
-  /** Every Jetty class {@link JettyServletHeaders} uses is visible here, so it may run. */
-  private static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest")
+  /**
+   * Every Jetty class {@link JettyServletHeaders} and {@link JettyWriterCharset} use is visible
+   * here, so they may run.
+   */
+  static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest")
       && visible("org.eclipse.jetty.ee10.servlet.ServletContextRequest")
+      && visible("org.eclipse.jetty.ee10.servlet.ServletApiResponse")
       && visible("org.eclipse.jetty.http.HttpFields")
       && visible("org.eclipse.jetty.http.HttpField");
 
@@ -272,7 +277,8 @@ public final class WeirFilter implements Filter {
    * and closing the stream here flushed on the request thread instead, which at 3x in the overload
    * experiment took about three times the CPU (174 profile samples against 60). A deadline answer
    * ({@code close} true) is closed at once, so that the client has it while the application's
-   * thread is still inside the container.
+   * thread is still inside the container. The body goes through the output stream, or through
+   * the writer if something earlier took it.
    */
   static void answer(HttpServletResponse response, HttpAnswer a, boolean close)
       throws IOException {
@@ -290,7 +296,19 @@ public final class WeirFilter implements Filter {
     if (a.contentType() != null) {
       response.setContentType(a.contentType());
     }
-    OutputStream out = response.getOutputStream();
+    OutputStream out;
+    try {
+      out = response.getOutputStream();
+    } catch (IllegalStateException e) {
+      // Something earlier took the writer: the same text goes through it, in its charset, so
+      // the container works out the length.
+      PrintWriter writer = response.getWriter();
+      writer.write(a.body());
+      if (close) {
+        writer.close();
+      }
+      return;
+    }
     if (close) {
       response.setContentLength(a.contentLength());
     }

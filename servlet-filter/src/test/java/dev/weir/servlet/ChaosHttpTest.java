@@ -242,6 +242,72 @@ class ChaosHttpTest {
     }
   }
 
+  /**
+   * Text from getWriter() with no charset named: bounded mode encodes it, and names its charset,
+   * as the container does (Jetty: UTF-8 unnamed for JSON, its default named for text/plain).
+   */
+  @Test
+  void boundedModeEncodesWriterTextAsTheContainerDoes() throws Exception {
+    String json = "{\"name\":\"Zoë 日本\"}";
+    String[] types = {"application/json", "text/plain", "text/html", "none"};
+    List<String> plain = new ArrayList<>();
+    for (boolean bounded : new boolean[] {false, true}) {
+      WeirFilter filter = WeirFilter.builder().boundedResponseTime(bounded).build();
+      try (TestServer s = TestServer.with(filter).servlet("/text", servlet((req, res) -> {
+        String type = req.getParameter("type");
+        if (!type.equals("none")) {
+          res.setContentType(type);
+        }
+        res.getWriter().print(json);
+      })).start()) {
+        for (int i = 0; i < types.length; i++) {
+          HttpResponse<byte[]> r = client.send(HttpRequest.newBuilder(
+              s.uri("/text?type=" + types[i])).timeout(Duration.ofSeconds(20)).build(),
+              HttpResponse.BodyHandlers.ofByteArray());
+          assertEquals(200, r.statusCode(), types[i]);
+          String seen = r.headers().firstValue("Content-Type").orElse("-") + " "
+              + java.util.HexFormat.of().formatHex(r.body());
+          if (!bounded) {
+            plain.add(seen);
+          } else {
+            assertEquals(plain.get(i), seen, types[i]);
+          }
+          if (i == 0) {
+            assertEquals(json, new String(r.body(), java.nio.charset.StandardCharsets.UTF_8));
+            assertEquals("application/json", r.headers().firstValue("Content-Type").orElse(null));
+          }
+        }
+        assertDrained(filter);
+      }
+    }
+  }
+
+  /**
+   * The container's setDateHeader takes any long; in bounded mode a date past what an HTTP date
+   * can print is clamped to the nearest printable one, not a 500.
+   */
+  @Test
+  void boundedModeAcceptsAnyDateHeader() throws Exception {
+    WeirFilter filter = WeirFilter.builder().boundedResponseTime(true).build();
+    try (TestServer s = TestServer.with(filter).servlet("/dated", servlet((req, res) -> {
+      res.setDateHeader("Expires", Long.MAX_VALUE);
+      res.addDateHeader("X-Since", Long.MIN_VALUE);
+      res.getWriter().print("ok");
+    })).start()) {
+      HttpResponse<String> r = get(s, "/dated");
+      assertEquals(200, r.statusCode(), r.body());
+      assertEquals("ok", r.body());
+      java.time.format.DateTimeFormatter http =
+          java.time.format.DateTimeFormatter.RFC_1123_DATE_TIME;
+      assertEquals(java.time.Instant.parse("9999-12-31T23:59:59Z"), java.time.Instant.from(
+          http.parse(r.headers().firstValue("Expires").orElse(""))));
+      assertEquals(java.time.Instant.parse("0001-01-01T00:00:00Z"), java.time.Instant.from(
+          http.parse(r.headers().firstValue("X-Since").orElse(""))));
+      assertDrained(filter);
+      assertEquals(1, filter.snapshots().get("GET /dated").total(Snapshot.Counter.SUCCEEDED));
+    }
+  }
+
   @Test
   void servletsWithoutAsyncSupportWaitInPlaceInPriorityOrder() throws Exception {
     CountDownLatch firstIn = new CountDownLatch(1);
@@ -272,6 +338,48 @@ class ChaosHttpTest {
       }
       assertEquals(List.of("5", "1", "4"), ran);
       assertDrained(filter);
+    }
+  }
+
+  /**
+   * A request an earlier filter will not let suspend (its wrapper's startAsync() throws though
+   * async is supported) waits in place, as one whose servlet is not async-supported does, and is
+   * served once a permit frees.
+   */
+  @Test
+  void requestsThatCannotSuspendWaitInPlace() throws Exception {
+    CountDownLatch firstIn = new CountDownLatch(1);
+    CountDownLatch releaseFirst = new CountDownLatch(1);
+    WeirFilter weir = WeirFilter.builder().shedder(Support.oneAtATime()
+        .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofSeconds(20))).build();
+    jakarta.servlet.Filter refusesAsync = (req, res, chain) -> weir.doFilter(
+        new jakarta.servlet.http.HttpServletRequestWrapper(
+            (jakarta.servlet.http.HttpServletRequest) req) {
+          @Override
+          public jakarta.servlet.AsyncContext startAsync() {
+            throw new IllegalStateException("this filter's requests do not suspend");
+          }
+        }, res, chain);
+    try (TestServer s = TestServer.with(refusesAsync).servlet("/work", servlet((req, res) -> {
+      if (req.getHeader("X-Test") != null) {
+        firstIn.countDown();
+        releaseFirst.await(20, TimeUnit.SECONDS);
+      }
+      res.getWriter().print(req.getDispatcherType());
+    })).start()) {
+      CompletableFuture<HttpResponse<String>> first = send(s, "/work", "X-Test", "1");
+      assertTrue(firstIn.await(10, TimeUnit.SECONDS));
+      LoadShedder shedder = weir.shedders().get("GET /work");
+      CompletableFuture<HttpResponse<String>> queued = send(s, "/work");
+      await(() -> shedder.queued() == 1 || queued.isDone(), WAIT, () -> "not queued");
+      releaseFirst.countDown();
+      assertEquals(200, first.get(20, TimeUnit.SECONDS).statusCode());
+      HttpResponse<String> r = queued.get(20, TimeUnit.SECONDS);
+      assertEquals(200, r.statusCode(), r.headers().firstValue("X-Weir-Outcome").orElse(""));
+      assertEquals("REQUEST", r.body()); // on the thread that waited, not in an async dispatch
+      assertDrained(weir);
+      assertEquals(2, shedder.snapshot().total(Snapshot.Counter.SUCCEEDED));
+      assertEquals(0, shedder.snapshot().total(Snapshot.Counter.CANCELLED));
     }
   }
 

@@ -13,9 +13,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.Limit;
 import dev.weir.LoadShedder;
+import dev.weir.RejectReason;
 import dev.weir.Snapshot;
 import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
+import dev.weir.http.HttpAnswer;
 import java.io.OutputStream;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -335,6 +337,53 @@ class FaultsHttpTest {
       assertEquals(4, shedder.snapshot().total(Snapshot.Counter.ADMITTED));
       assertEquals(0, shedder.snapshot().total(Snapshot.Counter.CANCELLED));
     }
+  }
+
+  /**
+   * A filter before Weir took the response's writer (without writing): the filter's own answers
+   * (queue full, queue timeout, shutting down) still carry their body, through that writer.
+   */
+  @Test
+  void answersKeepTheirBodyWhenAnEarlierFilterTookTheWriter() throws Exception {
+    CountDownLatch firstIn = new CountDownLatch(1);
+    CountDownLatch releaseFirst = new CountDownLatch(1);
+    WeirFilter weir = WeirFilter.builder().singleShedder().shedder(Support.oneAtATime()
+        .queueCapacity(1).requestTimeout(Duration.ofSeconds(30))
+        .queueTimeout(Duration.ofSeconds(1))).build();
+    jakarta.servlet.Filter takesWriter = (req, res, chain) -> {
+      res.getWriter();
+      weir.doFilter(req, res, chain);
+    };
+    try (TestServer s = TestServer.with(takesWriter).servlet("/work", servlet((req, res) -> {
+      if (req.getHeader("X-Test") != null) {
+        firstIn.countDown();
+        releaseFirst.await(20, TimeUnit.SECONDS);
+      }
+      res.getWriter().print("ok");
+    })).start()) {
+      CompletableFuture<HttpResponse<String>> first = client.sendAsync(HttpRequest.newBuilder(
+          s.uri("/work")).header("X-Test", "1").timeout(WAIT).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertTrue(firstIn.await(10, TimeUnit.SECONDS));
+      LoadShedder shedder = weir.shedders().get("all");
+      CompletableFuture<HttpResponse<String>> queued = client.sendAsync(HttpRequest.newBuilder(
+          s.uri("/work")).timeout(WAIT).build(), HttpResponse.BodyHandlers.ofString());
+      await(() -> shedder.queued() == 1, WAIT, () -> "not queued");
+      assertAnswer(weir, RejectReason.QUEUE_FULL, get(s, "/work")); // answered in place
+      assertAnswer(weir, RejectReason.QUEUE_TIMEOUT, queued.get(20, TimeUnit.SECONDS)); // async
+      releaseFirst.countDown();
+      assertEquals("ok", first.get(20, TimeUnit.SECONDS).body());
+      assertDrained(weir);
+      weir.destroy();
+      assertAnswer(weir, RejectReason.SHUTTING_DOWN, get(s, "/work"));
+    }
+  }
+
+  private static void assertAnswer(WeirFilter weir, RejectReason reason, HttpResponse<String> r) {
+    HttpAnswer expected = weir.answers().rejected(reason);
+    assertEquals(expected.status(), r.statusCode(), reason.toString());
+    assertEquals(expected.outcome(), r.headers().firstValue("X-Weir-Outcome").orElse(null));
+    assertEquals(expected.body(), r.body(), reason.toString());
   }
 
   /**

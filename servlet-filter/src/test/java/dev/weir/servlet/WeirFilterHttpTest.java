@@ -347,6 +347,48 @@ class WeirFilterHttpTest {
     }
   }
 
+  /**
+   * The container keeps one async timeout for the whole request, and the filter shortens it while
+   * a request waits in the queue: the application that goes async in the filter's dispatch (a long
+   * poll, say) must start with the container's timeout, as on the fast path, not with the wait's.
+   */
+  @Test
+  void queuedRequestsOwnAsyncCycleStartsWithTheContainersTimeout() throws Exception {
+    CountDownLatch firstIn = new CountDownLatch(1);
+    CountDownLatch releaseFirst = new CountDownLatch(1);
+    WeirFilter filter = WeirFilter.builder().singleShedder()
+        .shedder(Support.oneAtATime().requestTimeout(Duration.ofSeconds(30))
+            .queueTimeout(Duration.ofSeconds(2))).build();
+    try (TestServer s = TestServer.with(filter)
+        .servlet("/block", servlet((req, res) -> {
+          firstIn.countDown();
+          releaseFirst.await(20, TimeUnit.SECONDS);
+        }))
+        .servlet("/poll", servlet((req, res) -> {
+          AsyncContext ac = req.startAsync();
+          // What would bound the long poll; reported instead of waited for.
+          res.getWriter().print(req.getDispatcherType() + " " + ac.getTimeout());
+          ac.complete();
+        })).start()) {
+      HttpResponse<String> fast = get(s, "/poll");
+      assertEquals(200, fast.statusCode());
+      String containers = fast.body().substring("REQUEST ".length());
+      assertTrue(Long.parseLong(containers) > 2_000 + 5_000, "container's timeout " + containers);
+      CompletableFuture<HttpResponse<String>> first = send(s, "/block");
+      assertTrue(firstIn.await(10, TimeUnit.SECONDS));
+      LoadShedder shedder = filter.shedders().get("all");
+      CompletableFuture<HttpResponse<String>> queued = send(s, "/poll");
+      await(() -> shedder.queued() == 1, WAIT, () -> "not queued");
+      releaseFirst.countDown();
+      assertEquals(200, first.get(20, TimeUnit.SECONDS).statusCode());
+      HttpResponse<String> r = queued.get(20, TimeUnit.SECONDS);
+      assertEquals(200, r.statusCode());
+      assertEquals("ASYNC " + containers, r.body());
+      assertDrained(filter);
+      assertEquals(3, shedder.snapshot().total(Snapshot.Counter.SUCCEEDED));
+    }
+  }
+
   @Test
   void applicationErrorsReleaseTheirPermitAsErrors() throws Exception {
     WeirFilter filter = WeirFilter.builder().build();

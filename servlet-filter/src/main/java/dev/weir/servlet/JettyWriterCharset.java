@@ -1,0 +1,23 @@
+package dev.weir.servlet;
+
+import jakarta.servlet.http.HttpServletResponse;
+import org.eclipse.jetty.ee10.servlet.ServletApiResponse;
+
+/**
+ * On Jetty 12 (ee10), settles a response's charset as Jetty's own {@code getWriter()} does: a
+ * charset the content type implies (UTF-8 for {@code application/json}) stays out of the header;
+ * an inferred or default one goes in. Loaded only when those classes are visible to the filter
+ * (see {@link WeirFilter}).
+ */
+final class JettyWriterCharset {
+  private JettyWriterCharset() {}
+
+  /** False if {@code response} is not Jetty's own response object; nothing is done then. */
+  static boolean settle(HttpServletResponse response) {
+    if (!(response instanceof ServletApiResponse)) {
+      return false; // wrapped by an earlier filter, which may handle charsets its own way
+    }
+    ((ServletApiResponse) response).getServletResponseInfo().getCharacterEncoding(true);
+    return true;
+  }
+}
