@@ -42,18 +42,12 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   private static final int PARKED = 2;
   private static final VarHandle PHASE;
   private static final VarHandle DONE;
-  private static final VarHandle PERMIT;
-  private static final VarHandle REJECTED;
-  private static final VarHandle ADMITTED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       PHASE = l.findVarHandle(Exchange.class, "phase", int.class);
       DONE = l.findVarHandle(Exchange.class, "done", boolean.class);
-      PERMIT = l.findVarHandle(Exchange.class, "permit", Permit.class);
-      REJECTED = l.findVarHandle(Exchange.class, "rejected", RejectReason.class);
-      ADMITTED = l.findVarHandle(Exchange.class, "admitted", AdmittedRequest.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -111,9 +105,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
 
   @Override
   public void onAdmitted(Permit p) {
-    // Release stores, not volatile ones (a store-load fence each): the CAS after it publishes
-    // it to the thread that acts, and execute() hands it to the server thread that runs it.
-    PERMIT.setRelease(this, p);
+    permit = p;
     if (!PHASE.compareAndSet(this, SUBMITTING, DECIDED)) {
       execute();
     }
@@ -121,7 +113,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
 
   @Override
   public void onRejected(RejectReason reason) {
-    REJECTED.setRelease(this, reason);
+    rejected = reason;
     if (!PHASE.compareAndSet(this, SUBMITTING, DECIDED) && reason != RejectReason.CANCELLED) {
       execute();
     }
@@ -186,7 +178,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
     boolean handled;
     try {
       AdmittedRequest a = new AdmittedRequest(request, p);
-      ADMITTED.setRelease(this, a); // whoever completes the callback got it through the app
+      admitted = a;
       handled = next.handle(a, res, this);
     } catch (Throwable x) {
       LOG.log(Level.FINE, "the application threw; failing its callback", x);

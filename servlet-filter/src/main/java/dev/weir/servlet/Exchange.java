@@ -54,16 +54,12 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   private static final VarHandle PHASE;
   private static final VarHandle RAN;
-  private static final VarHandle PERMIT;
-  private static final VarHandle REJECTED;
 
   static {
     try {
       MethodHandles.Lookup l = MethodHandles.lookup();
       PHASE = l.findVarHandle(Exchange.class, "phase", int.class);
       RAN = l.findVarHandle(Exchange.class, "ran", boolean.class);
-      PERMIT = l.findVarHandle(Exchange.class, "permit", Permit.class);
-      REJECTED = l.findVarHandle(Exchange.class, "rejected", RejectReason.class);
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -128,13 +124,18 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     shedder = null;
     request = null;
     response = null;
-    // Release stores, not volatile ones, which cost a store-load fence each: only this thread
-    // holds the exchange now, and the next request's submit publishes it to any other. An
-    // exchange decided in place never had an async context or a latch.
-    PHASE.setRelease(this, WAITING);
-    RAN.setRelease(this, false);
-    PERMIT.setRelease(this, (Permit) null);
-    REJECTED.setRelease(this, (RejectReason) null);
+    // A volatile store costs a fence: only what this request set is reset (an exchange decided
+    // in place never had an async context or a latch).
+    phase = WAITING;
+    if (ran) {
+      ran = false;
+    }
+    if (permit != null) {
+      permit = null;
+    }
+    if (rejected != null) {
+      rejected = null;
+    }
   }
 
   private boolean casPhase(int expect, int update) {
@@ -200,9 +201,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   private void actInPlace(FilterChain chain) throws IOException, ServletException {
     Permit p = permit;
     if (p != null) {
-      // Only this thread reads it: no listener or dispatch of ours exists for a request run in
-      // place.
-      RAN.setRelease(this, true);
+      ran = true;
       runAdmitted(request, response, chain);
     } else {
       answer(rejected);
@@ -257,7 +256,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   @Override
   public void onAdmitted(Permit p) {
-    PERMIT.setRelease(this, p); // decide()'s CAS publishes it to the thread that acts
+    permit = p;
     if (decide()) {
       return;
     }
@@ -266,7 +265,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
 
   @Override
   public void onRejected(RejectReason reason) {
-    REJECTED.setRelease(this, reason); // likewise
+    rejected = reason;
     if (decide() || reason == RejectReason.CANCELLED) {
       return; // whoever cancelled answers (or the client is gone)
     }
