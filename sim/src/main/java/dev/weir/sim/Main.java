@@ -19,6 +19,9 @@ import java.util.Locale;
  *                             per scenario; --experiment adds the experimental contenders;
  *                             --stream N the same scenarios with the runs' seeds offset by N
  *   Main corpus families      the families, and their scenarios
+ *   Main oracle-backlog [--stream N]
+ *                             the steady scenarios where the oracle's backlog grows through the
+ *                             window, and Weir's goodput share against a stable oracle too
  * </pre>
  */
 public final class Main {
@@ -35,6 +38,15 @@ public final class Main {
     }
     if (args[0].equals("corpus")) {
       System.out.print(corpus(java.util.Arrays.copyOfRange(args, 1, args.length)));
+      return;
+    }
+    if (args[0].equals("oracle-backlog")) {
+      long stream = args.length == 3 && args[1].equals("--stream") ? Long.parseLong(args[2]) : 0;
+      try {
+        System.out.print(OracleBacklog.run(stream));
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
       return;
     }
     if (args[0].equals("list")) {
