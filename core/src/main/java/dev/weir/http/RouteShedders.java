@@ -64,8 +64,11 @@ public final class RouteShedders<R> {
    * @param routeKey a request's route key; null, blank or a throw means the overflow shedder
    * @param maxShedders route shedders at most, besides the overflow shedder
    * @param idleNanos how long a route sees no request before its slot ages out
-   * @param onCreate called with each shedder built (meters, say); may be null
-   * @param onRetire called with the name of each route shedder retired; may be null
+   * @param onCreate called with each shedder built (meters, say); may be null. What it throws is
+   *     logged: the shedder serves without whatever it failed to set up
+   * @param onRetire called with the name of each route shedder retired, and of every shedder at
+   *     {@link #close()}, under the route key's lock: a request that creates the route anew
+   *     waits for it. May be null; what it throws is logged
    * @throws RuntimeException if the template cannot build the overflow shedder
    */
   public RouteShedders(LoadShedder.Builder template, Function<? super R, String> routeKey,
@@ -76,7 +79,13 @@ public final class RouteShedders<R> {
     this.idleNanos = idleNanos;
     this.onCreate = onCreate;
     this.onRetire = onRetire;
-    this.overflow = register(newShedder(OVERFLOW_KEY)); // throws here, at start, if it cannot
+    this.overflow = newShedder(OVERFLOW_KEY); // throws here, at start, if it cannot
+    try {
+      register(overflow);
+    } catch (RuntimeException e) {
+      // As for a route: a registry that refuses meters must not stop the traffic.
+      LOG.log(Level.WARNING, "could not publish the meters of the overflow shedder", e);
+    }
     scheduleSweep();
   }
 
@@ -116,8 +125,11 @@ public final class RouteShedders<R> {
     if (r == null) {
       return overflow();
     }
-    if (closed) {
+    if (closed && !r.shedder.isClosed()) {
       r.shedder.close(); // created while close() ran: answer like the others
+      if (!r.fallback) {
+        retired(key);
+      }
     }
     return r.shedder;
   }
@@ -188,8 +200,11 @@ public final class RouteShedders<R> {
     }
   }
 
-  /** On the timer: closes what retired last time, then retires routes idle for long enough. */
-  private void sweep(long now) {
+  /**
+   * On the timer: closes what retired last time, then retires routes idle for long enough.
+   * Package-private for tests, which call it with chosen times.
+   */
+  void sweep(long now) {
     synchronized (this) {
       retiring.removeIf(s -> {
         if (s.inflight() == 0 && s.queued() == 0) {
@@ -210,18 +225,44 @@ public final class RouteShedders<R> {
       if (!idle || (!r.fallback && (r.shedder.inflight() != 0 || r.shedder.queued() != 0))) {
         return;
       }
-      if (byKey.remove(key, r)) {
+      boolean[] removed = new boolean[1];
+      // Under the key's lock, so that a request creating the route anew waits until the retired
+      // shedder's meters are gone, and then publishes its own.
+      byKey.computeIfPresent(key, (k, current) -> {
+        if (current != r) {
+          return current;
+        }
+        removed[0] = true;
+        if (!r.fallback) {
+          retired(k);
+        }
+        return null;
+      });
+      if (removed[0]) {
         created.decrementAndGet();
         if (!r.fallback) {
-          if (onRetire != null) {
-            onRetire.accept(key);
-          }
           synchronized (this) {
-            retiring.add(r.shedder);
+            if (closed) {
+              r.shedder.close(); // close() has already closed what it could see
+            } else {
+              retiring.add(r.shedder);
+            }
           }
         }
       }
     });
+  }
+
+  /** Tells {@code onRetire}; what it throws is logged, and costs no shedder its closing. */
+  private void retired(String name) {
+    if (onRetire == null) {
+      return;
+    }
+    try {
+      onRetire.accept(name);
+    } catch (RuntimeException e) {
+      LOG.log(Level.WARNING, "the retirement of route shedder '" + name + "' failed", e);
+    }
   }
 
   /** Grows with every request the shedder sees; unchanged between sweeps means idle. */
@@ -258,7 +299,10 @@ public final class RouteShedders<R> {
     return Collections.unmodifiableMap(out);
   }
 
-  /** Stops the sweep and closes every shedder; requests looked up later get a closed one. */
+  /**
+   * Stops the sweep and closes every shedder; requests looked up later get a closed one. Every
+   * shedder is retired too ({@code onRetire}), so that its meters go with it.
+   */
   public void close() {
     closed = true;
     synchronized (this) {
@@ -268,7 +312,13 @@ public final class RouteShedders<R> {
       retiring.forEach(LoadShedder::close);
       retiring.clear();
     }
-    byKey.values().forEach(r -> r.shedder.close());
+    byKey.forEach((key, r) -> {
+      r.shedder.close();
+      if (!r.fallback) {
+        retired(key);
+      }
+    });
     overflow.close();
+    retired(OVERFLOW_KEY);
   }
 }

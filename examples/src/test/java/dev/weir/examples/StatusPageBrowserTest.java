@@ -79,7 +79,41 @@ class StatusPageBrowserTest {
     }
   }
 
-  /** The route's figures as the page shows them, or null before it shows the route. */
+  /**
+   * Route keys come from the application and are used verbatim; the page keeps its shedders in a
+   * map of its own, where these names must not find what every object inherits.
+   */
+  @Test
+  void routesNamedLikeAnObjectsOwnPropertiesAreChartedToo() throws Exception {
+    Path chromium = HeadlessChromium.find().orElse(null);
+    Assumptions.assumeTrue(chromium != null, "no Chromium binary found; set WEIR_CHROMIUM");
+    for (String route : List.of("constructor", "__proto__", "toString")) {
+      WeirFilter filter = WeirFilter.builder().routeKey(r -> route).build();
+      try (ExampleServer server = ExampleServer.start(new Downstream(2, Duration.ofMillis(1), 7),
+              filter);
+          HeadlessChromium browser = HeadlessChromium.start(chromium, 1280, 900)) {
+        LoadReport report = LoadGenerator.builder(server.workUri()).rate(50)
+            .warmup(Duration.ZERO).duration(Duration.ofSeconds(1)).timeout(Duration.ofSeconds(2))
+            .mix(TierMix.parse("1:100")).build().runInBackground()
+            .get(PATIENCE.toSeconds(), TimeUnit.SECONDS);
+        assertTrue(report.total().sent() > 0);
+        long admitted = filter.shedders().get(route).snapshot().total(Snapshot.Counter.ADMITTED);
+        browser.open(server.workUri().resolve(Observability.STATUS_PATH + "?view=html"));
+        // The page's own polls take the same route: its count only grows past the load's.
+        Map<String, Object> shown = await(browser, route, s -> s != null
+            && ((Number) s.get("admitted")).longValue() >= admitted, route + "'s section");
+        assertEquals(0L, ((Number) shown.get("errors")).longValue(), route + ": " + shown);
+        assertEquals(List.of(), browser.errors(), route + ": errors the browser reported");
+      }
+    }
+  }
+
+  /** A route's figures as the page shows them, or null before it shows the route. */
+  private static String state(String route) {
+    return STATE.replace(ROUTE, route);
+  }
+
+  /** {@link #ROUTE}'s figures as the page shows them, or null before it shows the route. */
   private static final String STATE = String.join("\n",
       "(function () {",
       "  var s = document.querySelector('section[data-shedder=\"" + ROUTE + "\"]');",
@@ -97,13 +131,18 @@ class StatusPageBrowserTest {
       "    admitted: total('admitted'), shed: total('shed'), queueFull: total('queue_full')});",
       "})()");
 
-  @SuppressWarnings("unchecked")
   private static Map<String, Object> await(HeadlessChromium browser,
+      Predicate<Map<String, Object>> done, String what) throws Exception {
+    return await(browser, ROUTE, done, what);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> await(HeadlessChromium browser, String route,
       Predicate<Map<String, Object>> done, String what) throws Exception {
     long deadline = System.nanoTime() + PATIENCE.toNanos();
     Map<String, Object> state = null;
     while (System.nanoTime() < deadline) {
-      Object json = browser.evaluate(STATE);
+      Object json = browser.evaluate(state(route));
       state = json == null ? null : (Map<String, Object>) new JSON().fromJSON((String) json);
       if (state != null && ((Number) state.get("errors")).intValue() != 0) {
         throw new AssertionError("the page recorded errors: " + state.get("errorText"));

@@ -1,0 +1,62 @@
+package dev.weir.jetty;
+
+import static dev.weir.jetty.Support.get;
+import static dev.weir.jetty.Support.ok;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.eclipse.jetty.client.HttpClient;
+import org.junit.jupiter.api.Test;
+
+/** The handler's meters on a real Jetty, across a restart and with a registry that refuses. */
+class MetersHttpTest {
+  private static double admitted(SimpleMeterRegistry registry) {
+    return registry.find("weir.requests").tags("shedder", "all", "outcome", "admitted")
+        .functionCounters().stream().mapToDouble(FunctionCounter::count).sum();
+  }
+
+  @Test
+  void stoppingRemovesTheMetersAndARestartPublishesTheNewShedders() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    WeirHandler weir = WeirHandler.builder().meterRegistry(registry).handler(ok("ok")).build();
+    try (TestServer s = TestServer.start(weir)) {
+      HttpClient c = Support.Protocol.HTTP1.client();
+      try {
+        assertEquals(200, get(c, s.uri("/")).getStatus());
+        assertEquals(1.0, admitted(registry), 0.0);
+        weir.stop();
+        assertEquals(0, registry.find("weir.limit").meters().size(), "no meter of a stopped handler");
+        weir.start();
+        for (int i = 0; i < 3; i++) {
+          assertEquals(200, get(c, s.uri("/")).getStatus());
+        }
+        assertEquals(3.0, admitted(registry), 0.0, "the meters read the running shedder");
+      } finally {
+        c.stop();
+      }
+    }
+  }
+
+  @Test
+  void aRegistryThatRefusesTheMetersCostsNoRequest() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    registry.config().meterFilter(new MeterFilter() {
+      @Override
+      public Meter.Id map(Meter.Id id) {
+        throw new IllegalStateException("refused " + id.getName());
+      }
+    });
+    WeirHandler weir = WeirHandler.builder().meterRegistry(registry).handler(ok("ok")).build();
+    try (TestServer s = TestServer.start(weir)) {
+      HttpClient c = Support.Protocol.HTTP1.client();
+      try {
+        assertEquals(200, get(c, s.uri("/")).getStatus(), "served, without meters");
+      } finally {
+        c.stop();
+      }
+    }
+  }
+}
