@@ -97,6 +97,10 @@
     ;; Resolved only when asked for, so Micrometer stays an optional dependency.
     ((requiring-resolve 'weir.ring.metrics/bind!) registry shedder)))
 
+(defn- unbind-metrics! [registry shedder]
+  (when registry
+    ((requiring-resolve 'weir.ring.metrics/unbind!) registry shedder)))
+
 (defn- shedder-lookup
   "{:lookup request -> LoadShedder, :all () -> {route-key shedder}, :owned? whether
   close! should close them}. With a route key fn, each key gets its own shedder, up to
@@ -158,7 +162,9 @@
                          (overflow))))
          :all (fn [] (cond-> (into {} routes)
                        (.get overflow-used) (assoc ::overflow overflow-shedder)))
-         :close (fn [] (.close ^LoadShedder overflow-shedder))
+         :close (fn []
+                  (.close ^LoadShedder overflow-shedder)
+                  (unbind-metrics! registry overflow-shedder))
          :owned? true}))))
 
 ;; ---------------------------------------------------------------------------------- handling
@@ -471,7 +477,11 @@
         ::close (fn []
                   (when (.compareAndSet closed false true)
                     (when owned?
-                      (doseq [^LoadShedder s (vals (all))] (.close s))
+                      (doseq [^LoadShedder s (vals (all))]
+                        (.close s)
+                        ;; A closed shedder's meters would read it for good, and a new handler's
+                        ;; of the same names would be refused as duplicates.
+                        (unbind-metrics! (:registry options) s))
                       (when close-more (close-more)))
                     (when pool (.close ^WorkerPool pool))))}))))
 
@@ -498,7 +508,7 @@
 (defn close!
   "Stops a handler returned by `wrap-load-shedding`: closes the shedders and the worker
   pool it built for :worker-threads (not a :shedder or :executor you supplied, nor the
-  shared pools). Queued requests are answered
+  shared pools), and removes their meters from the :registry. Queued requests are answered
   503 :shutting-down; running handlers finish. Idempotent."
   [wrapped]
   (if-let [f (::close (meta wrapped))]

@@ -390,7 +390,17 @@
       (let [gauge (-> registry (.find "weir.limit") (.tag "shedder" "metered") (.gauge))]
         (is (some? gauge))
         (is (= 3.0 (.value gauge))))
-      (finally (wr/close! h)))))
+      (finally (wr/close! h)))
+    (is (empty? (.getMeters registry)) "close! removes the meters of the shedders it closed"))
+  (testing "per route, the overflow shedder's too"
+    (let [registry (SimpleMeterRegistry.)
+          h (wr/wrap-load-shedding (fn [_] {:status 200})
+                                   {:registry registry :route-key-fn :uri :limit 3
+                                    :worker-threads 1})]
+      (is (= 200 (:status (h {:uri "/a"}))))
+      (is (seq (.getMeters registry)))
+      (wr/close! h)
+      (is (empty? (.getMeters registry))))))
 
 (defn- rejects-option [option options]
   (try

@@ -11,3 +11,8 @@
   "Publishes `shedder`'s weir.* meters to `registry`."
   [^MeterRegistry registry ^LoadShedder shedder]
   (.bindTo (WeirMetrics. shedder) registry))
+
+(defn unbind!
+  "Removes `shedder`'s weir.* meters from `registry`."
+  [^MeterRegistry registry ^LoadShedder shedder]
+  (WeirMetrics/remove registry (.name shedder)))

@@ -10,6 +10,7 @@ import dev.weir.http.RouteKeys;
 import dev.weir.http.RouteShedders;
 import dev.weir.internal.Check;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
@@ -115,9 +116,11 @@ public final class WeirHandler extends Handler.Wrapper {
     Builder s = settings;
     try {
       Object registry = s.meterRegistry;
+      Object tags = s.meterTags;
       routes = new RouteShedders<>(s.shedder, s.routeKeys(), s.maxShedders,
-          s.routeIdleTimeout.toNanos(), registry == null ? null : x -> Metrics.bind(x, registry),
-          registry == null ? null : name -> Metrics.unbind(name, registry));
+          s.routeIdleTimeout.toNanos(),
+          registry == null ? null : x -> Metrics.bind(x, registry, tags),
+          registry == null ? null : name -> Metrics.unbind(name, registry, tags));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("shedder: the template cannot build a shedder: " + e, e);
     }
@@ -222,6 +225,8 @@ public final class WeirHandler extends Handler.Wrapper {
     Handler handler;
     /** A MeterRegistry, typed Object so that Micrometer stays optional. */
     Object meterRegistry;
+    /** Micrometer {@code Tags}, checked; null for none. */
+    Object meterTags;
 
     private Builder() {}
 
@@ -316,6 +321,22 @@ public final class WeirHandler extends Handler.Wrapper {
      */
     public Builder meterRegistry(MeterRegistry registry) {
       this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+      this.meterTags = null;
+      return this;
+    }
+
+    /**
+     * {@link #meterRegistry(MeterRegistry)}, with {@code tags} on every meter besides {@code
+     * shedder}: what tells apart, on one registry, two of these whose route keys are the same.
+     *
+     * @throws IllegalArgumentException naming {@code meterRegistry}, for a tag named {@code
+     *     shedder}, {@code tier} or {@code outcome}, which the meters carry already
+     */
+    public Builder meterRegistry(MeterRegistry registry, Iterable<Tag> tags) {
+      Objects.requireNonNull(registry, "meterRegistry");
+      Object checked = Metrics.tags(Objects.requireNonNull(tags, "tags"));
+      this.meterRegistry = registry;
+      this.meterTags = checked;
       return this;
     }
 
@@ -343,6 +364,7 @@ public final class WeirHandler extends Handler.Wrapper {
       f.boundedResponseTime = boundedResponseTime;
       f.handler = handler;
       f.meterRegistry = meterRegistry;
+      f.meterTags = meterTags;
       return f;
     }
 

@@ -86,12 +86,32 @@ public final class WeirMetrics implements MeterBinder {
    * from {@code registry}: for a shedder that was retired, so that its meters do not linger.
    */
   public static void remove(MeterRegistry registry, String shedderName) {
+    remove(registry, shedderName, Tags.empty());
+  }
+
+  /**
+   * Removes the meters of the shedder named {@code shedderName} that also carry every one of
+   * {@code extraTags}, as bound by {@link #WeirMetrics(LoadShedder, Iterable)}: those of another
+   * shedder of the same name, bound with other tags, stay.
+   */
+  public static void remove(MeterRegistry registry, String shedderName,
+      Iterable<io.micrometer.core.instrument.Tag> extraTags) {
     java.util.List<io.micrometer.core.instrument.Meter> mine = new java.util.ArrayList<>();
     for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
-      if (shedderName.equals(m.getId().getTag("shedder"))) {
+      if (shedderName.equals(m.getId().getTag("shedder")) && carries(m, extraTags)) {
         mine.add(m);
       }
     }
     mine.forEach(registry::remove);
+  }
+
+  private static boolean carries(io.micrometer.core.instrument.Meter m,
+      Iterable<io.micrometer.core.instrument.Tag> tags) {
+    for (io.micrometer.core.instrument.Tag t : tags) {
+      if (!t.getValue().equals(m.getId().getTag(t.getKey()))) {
+        return false;
+      }
+    }
+    return true;
   }
 }

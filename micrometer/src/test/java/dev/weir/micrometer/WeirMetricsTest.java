@@ -181,6 +181,20 @@ class WeirMetricsTest {
   }
 
   @Test
+  void removalWithTagsLeavesTheSameNamesMetersBoundWithOtherTags() {
+    LoadShedder twin = LoadShedder.builder().name("api").timer(time).limit(() -> Limits.fixed(7))
+        .rejector(Rejectors::none).build();
+    new WeirMetrics(shedder, Tags.of("app", "one")).bindTo(registry);
+    new WeirMetrics(twin, Tags.of("app", "two")).bindTo(registry);
+    int each = registry.getMeters().size() / 2;
+    WeirMetrics.remove(registry, "api", Tags.of("app", "one"));
+    assertEquals(each, registry.getMeters().size());
+    assertEquals(7, registry.get("weir.limit").tags("shedder", "api", "app", "two").gauge().value());
+    WeirMetrics.remove(registry, "api");
+    assertEquals(0, registry.getMeters().size(), "without tags: every meter of that name");
+  }
+
+  @Test
   void aNullShedderIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> new WeirMetrics(null));
   }

@@ -12,6 +12,7 @@ import dev.weir.http.PriorityHeaders;
 import dev.weir.http.RouteShedders;
 import dev.weir.internal.Check;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -177,9 +178,11 @@ public final class WeirFilter implements Filter {
     this.settings = frozen;
     try {
       Object registry = frozen.meterRegistry;
+      Object tags = frozen.meterTags;
       this.shedders = new RouteShedders<>(frozen.shedder, frozen.routeKey, frozen.maxShedders,
-          frozen.routeIdleTimeout.toNanos(), registry == null ? null : s -> Metrics.bind(s, registry),
-          registry == null ? null : name -> Metrics.unbind(name, registry));
+          frozen.routeIdleTimeout.toNanos(),
+          registry == null ? null : s -> Metrics.bind(s, registry, tags),
+          registry == null ? null : name -> Metrics.unbind(name, registry, tags));
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("shedder: the template cannot build a shedder: " + e, e);
     }
@@ -396,6 +399,8 @@ public final class WeirFilter implements Filter {
     Duration bodyReadTimeout; // null: each route's request timeout
     /** A MeterRegistry, typed Object so that Micrometer stays optional. */
     Object meterRegistry;
+    /** Micrometer {@code Tags}, checked; null for none. */
+    Object meterTags;
 
     private Builder() {}
 
@@ -509,6 +514,22 @@ public final class WeirFilter implements Filter {
      */
     public Builder meterRegistry(MeterRegistry registry) {
       this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+      this.meterTags = null;
+      return this;
+    }
+
+    /**
+     * {@link #meterRegistry(MeterRegistry)}, with {@code tags} on every meter besides {@code
+     * shedder}: what tells apart, on one registry, two of these whose route keys are the same.
+     *
+     * @throws IllegalArgumentException naming {@code meterRegistry}, for a tag named {@code
+     *     shedder}, {@code tier} or {@code outcome}, which the meters carry already
+     */
+    public Builder meterRegistry(MeterRegistry registry, Iterable<Tag> tags) {
+      Objects.requireNonNull(registry, "meterRegistry");
+      Object checked = Metrics.tags(Objects.requireNonNull(tags, "tags"));
+      this.meterRegistry = registry;
+      this.meterTags = checked;
       return this;
     }
 
@@ -536,6 +557,7 @@ public final class WeirFilter implements Filter {
       f.maxBufferedBytes = maxBufferedBytes;
       f.bodyReadTimeout = bodyReadTimeout;
       f.meterRegistry = meterRegistry;
+      f.meterTags = meterTags;
       return f;
     }
   }

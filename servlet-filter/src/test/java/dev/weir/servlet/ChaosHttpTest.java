@@ -397,6 +397,20 @@ class ChaosHttpTest {
   }
 
   @Test
+  void metersCarryTheFiltersTagsAndGoWhenItIsDestroyed() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    WeirFilter filter = WeirFilter.builder()
+        .meterRegistry(registry, io.micrometer.core.instrument.Tags.of("app", "orders")).build();
+    try (TestServer s = TestServer.with(filter)
+        .servlet("/m", servlet((req, res) -> res.getWriter().print("ok"))).start()) {
+      assertEquals(200, get(s, "/m", "X-Weir-Tier", "2").statusCode());
+      assertEquals(1.0, registry.find("weir.requests").tags("shedder", "GET /m", "tier", "2",
+          "outcome", "admitted", "app", "orders").functionCounter().count());
+    }
+    assertEquals(0, registry.getMeters().size(), "a destroyed filter's meters are removed");
+  }
+
+  @Test
   void shedderCountIsBoundedAndRouteKeysAreConfigurable() throws Exception {
     WeirFilter filter = WeirFilter.builder().maxShedders(2)
         .routeKey(r -> "x-fail".equals(r.getHeader("X-Route")) ? null : r.getRequestURI())
