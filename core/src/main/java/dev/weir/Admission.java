@@ -421,11 +421,12 @@ final class Admission {
       r.wake();
       return;
     }
+    int life = r.word(); // the callback may hand the permit on, to be released and recycled
     try {
       cb.onAdmitted(r);
     } catch (Throwable t) {
       LOG.log(Level.WARNING, "AdmissionCallback.onAdmitted threw; releasing its permit", t);
-      r.release(Outcome.ERROR);
+      r.releaseLife(life, Outcome.ERROR);
     }
   }
 

@@ -278,13 +278,30 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     if (!cas(ADMITTED, RELEASED)) {
       return false;
     }
+    released(outcome);
+    releasedBy = Thread.currentThread();
+    return true;
+  }
+
+  /**
+   * {@link #release}, but only of the life whose state word was {@code word}: for the shedder,
+   * after a callback that threw, which may have handed this permit on first, and its holder
+   * released and recycled it into a new request. Never recycled itself.
+   */
+  boolean releaseLife(int word, Outcome outcome) {
+    if (phaseOf(word) != ADMITTED || !casWord(word, RELEASED)) {
+      return false;
+    }
+    released(outcome);
+    return true;
+  }
+
+  private void released(Outcome outcome) {
     Timer.Timeout t = timeout;
     if (t != null) {
       t.cancel();
     }
     admission.released(this, outcome);
-    releasedBy = Thread.currentThread();
-    return true;
   }
 
   /**

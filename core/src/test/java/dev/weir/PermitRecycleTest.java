@@ -44,6 +44,58 @@ class PermitRecycleTest {
     return s.snapshot().total(c);
   }
 
+  /**
+   * A callback that hands its permit on and then throws: the shedder releases the permit as an
+   * error only if it is still the life it admitted. Here the holder has already released it,
+   * recycled it and submitted again, so the object is the holder's next, held request.
+   */
+  @Test
+  void aCallbackThatThrowsAfterItsPermitWasRecycledLeavesTheNextLifeAlone() {
+    LoadShedder s = shedder(4);
+    Recorder next = new Recorder();
+    Permit[] first = new Permit[1];
+    s.submit(0, new AdmissionCallback() {
+      @Override
+      public void onAdmitted(Permit p) {
+        first[0] = p;
+        assertTrue(p.success());
+        p.recycle();
+        s.submit(0, next);
+        throw new IllegalStateException("after the hand-off");
+      }
+
+      @Override
+      public void onRejected(RejectReason reason) {
+        throw new AssertionError(reason);
+      }
+    });
+    assertSame(first[0], next.permit, "the same object, renewed");
+    assertFalse(next.permit.isReleased(), "the next request still holds it");
+    assertEquals(1, s.inflight());
+    assertEquals(0, count(s, Snapshot.Counter.FAILED));
+    assertTrue(next.permit.success(), "its holder's release counts");
+    assertEquals(0, s.inflight());
+    assertEquals(2, count(s, Snapshot.Counter.SUCCEEDED));
+  }
+
+  @Test
+  void aCallbackThatThrowsWithItsPermitStillHeldHasItReleasedAsAnError() {
+    LoadShedder s = shedder(4);
+    s.submit(0, new AdmissionCallback() {
+      @Override
+      public void onAdmitted(Permit p) {
+        throw new IllegalStateException("before any hand-off");
+      }
+
+      @Override
+      public void onRejected(RejectReason reason) {
+        throw new AssertionError(reason);
+      }
+    });
+    assertEquals(0, s.inflight());
+    assertEquals(1, count(s, Snapshot.Counter.FAILED));
+  }
+
   @Test
   void aRecycledPermitIsTheThreadsNextRequestAndCountsAsANewOne() {
     LoadShedder s = shedder(4);
