@@ -5,29 +5,22 @@ import dev.weir.micrometer.WeirMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
-import java.util.Set;
 
 /** Kept apart so that Micrometer is loaded only when a registry was configured. */
 final class Metrics {
   private Metrics() {}
 
-  /** Tag keys the meters carry already. */
-  private static final Set<String> OURS = Set.of("shedder", "tier", "outcome");
-
   /**
-   * {@code tags}, checked: none named as the meters' own tags.
+   * {@code tags}, checked ({@link WeirMetrics#extraTags}).
    *
-   * @throws IllegalArgumentException naming {@code meterRegistry}, for such a tag
+   * @throws IllegalArgumentException naming {@code meterRegistry}, for a tag the meters carry
    */
   static Object tags(Iterable<Tag> tags) {
-    Tags all = Tags.of(tags);
-    for (Tag t : all) {
-      if (OURS.contains(t.getKey())) {
-        throw new IllegalArgumentException("meterRegistry: the tag '" + t.getKey()
-            + "' is the meters' own; tags may not be named " + OURS);
-      }
+    try {
+      return WeirMetrics.extraTags(tags);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("meterRegistry: " + e.getMessage(), e);
     }
-    return all;
   }
 
   /** @param tags from {@link #tags}, or null for none */

@@ -33,6 +33,9 @@ import java.util.concurrent.TimeUnit;
  * </table>
  */
 public final class WeirMetrics implements MeterBinder {
+  /** The tags every meter carries already: the shedder, and the tier and outcome of some. */
+  private static final java.util.Set<String> OWN_TAGS = java.util.Set.of("shedder", "tier", "outcome");
+
   private final LoadShedder shedder;
   private final Tags tags;
 
@@ -40,13 +43,34 @@ public final class WeirMetrics implements MeterBinder {
     this(shedder, Tags.empty());
   }
 
-  /** @param extraTags added to every meter */
+  /**
+   * @param extraTags added to every meter; see {@link #extraTags}
+   * @throws IllegalArgumentException for a null shedder, or a tag the meters carry already
+   */
   public WeirMetrics(LoadShedder shedder, Iterable<io.micrometer.core.instrument.Tag> extraTags) {
     if (shedder == null) {
       throw new IllegalArgumentException("shedder must not be null");
     }
     this.shedder = shedder;
-    this.tags = Tags.of("shedder", shedder.name()).and(extraTags);
+    this.tags = Tags.of("shedder", shedder.name()).and(extraTags(extraTags));
+  }
+
+  /**
+   * {@code extraTags}, checked: none may be named {@code shedder}, {@code tier} or {@code
+   * outcome}, the tags the meters carry already. For an adapter that takes tags with its registry
+   * and must refuse bad ones when configured, before any shedder exists.
+   *
+   * @throws IllegalArgumentException naming the first such tag
+   */
+  public static Tags extraTags(Iterable<io.micrometer.core.instrument.Tag> extraTags) {
+    Tags all = Tags.of(extraTags);
+    for (io.micrometer.core.instrument.Tag t : all) {
+      if (OWN_TAGS.contains(t.getKey())) {
+        throw new IllegalArgumentException("the tag '" + t.getKey()
+            + "' is the meters' own; extra tags may not be named " + OWN_TAGS);
+      }
+    }
+    return all;
   }
 
   @Override
