@@ -386,7 +386,9 @@
                         per shedder), e.g. #(Rejectors/none). Default adaptive.
     :name               the shedder's name in metrics and logs. Default \"ring\".
     :shedder            a dev.weir.LoadShedder to use (and share) instead of building one;
-                        excludes the settings above and :route-key-fn. Not closed by `close!`.
+                        excludes :request-timeout-ms, :queue-timeout-ms, :queue-capacity,
+                        :limit, :rejector, :name, :route-key-fn and :max-routes. Not closed
+                        by `close!`.
     :route-key-fn       request -> key: one shedder per key (named name/key), so one slow
                         route cannot eat another's capacity.
     :max-routes         how many keyed shedders at most. Default 32; further keys, nil or

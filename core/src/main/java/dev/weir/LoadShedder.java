@@ -316,8 +316,8 @@ public final class LoadShedder implements AutoCloseable {
 
     /**
      * Makes the inflight limit controller, once per shedder built (a controller serves one
-     * shedder). Default {@link Limits#adaptive()}; {@code () -> Limits.fixed(n)} for a static
-     * limit.
+     * shedder), and once more in {@link #validate()}, whose controller is dropped. Default {@link
+     * Limits#adaptive()}; {@code () -> Limits.fixed(n)} for a static limit.
      */
     public Builder limit(Supplier<? extends Limit> limit) {
       this.limit = Check.notNull("limit", limit);
@@ -325,8 +325,8 @@ public final class LoadShedder implements AutoCloseable {
     }
 
     /**
-     * Makes the rejector, once per shedder built. Default {@link Rejectors#adaptive()}; {@link
-     * Rejectors#none()} never sheds at the door.
+     * Makes the rejector, once per shedder built, and once more in {@link #validate()}. Default
+     * {@link Rejectors#adaptive()}; {@link Rejectors#none()} never sheds at the door.
      */
     public Builder rejector(Supplier<? extends Rejector> rejector) {
       this.rejector = Check.notNull("rejector", rejector);

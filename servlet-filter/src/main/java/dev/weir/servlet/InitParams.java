@@ -177,6 +177,9 @@ public final class InitParams {
 
   static Duration duration(String v) {
     String s = v.toLowerCase(Locale.ROOT);
+    if (s.trim().equals("0")) {
+      return Duration.ZERO; // zero needs no unit (weir.retryAfter=0 omits the header)
+    }
     try {
       if (s.startsWith("pt") || s.startsWith("p")) {
         return Duration.parse(v);

@@ -151,6 +151,7 @@ class InitParamsTest {
     assertEquals(Duration.ofMinutes(2), InitParams.duration("2m"));
     assertEquals(Duration.ofHours(1), InitParams.duration("1h"));
     assertEquals(Duration.ofSeconds(3), InitParams.duration("PT3S"));
+    assertEquals(Duration.ZERO, InitParams.duration("0"), "zero needs no unit");
     for (String bad : new String[] {"", "s", "ms", "3", "3d", "3 s s", "P", "9".repeat(40) + "s"}) {
       assertThrows(IllegalArgumentException.class, () -> InitParams.duration(bad), bad);
     }
