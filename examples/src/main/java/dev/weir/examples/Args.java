@@ -19,7 +19,8 @@ public final class Args {
 
   /**
    * Parses {@code args}, accepting only the {@code known} option names (without dashes). An option
-   * followed by another option, or by nothing, is a flag.
+   * followed by another option, or by nothing, is a flag; so a value that starts with {@code --}
+   * can only be given as {@code --name=--value}, which the usage of such options says.
    */
   public static Args parse(String[] args, String... known) {
     List<String> names = Arrays.asList(known);
@@ -40,7 +41,13 @@ public final class Args {
         value = args[++i];
       }
       if (!names.contains(name)) {
-        throw new IllegalArgumentException("unknown option --" + name + "; options are --"
+        // "--jvm-args --enable-preview": the value was read as an option of its own.
+        String previous = i > 0 ? args[i - 1] : "";
+        String hint = previous.startsWith("--") && previous.indexOf('=') < 0
+            && names.contains(previous.substring(2))
+            ? " (if it is the value of " + previous + ", write " + previous + "=" + arg + ")"
+            : "";
+        throw new IllegalArgumentException("unknown option --" + name + hint + "; options are --"
             + String.join(", --", names));
       }
       values.put(name, value);

@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.net.BindException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.EnumSet;
@@ -222,8 +223,14 @@ public final class ExampleServer implements AutoCloseable {
       System.exit(2);
       return;
     }
-    ExampleServer server =
-        start("127.0.0.1", port, backends, filter, UnaryOperator.identity());
+    ExampleServer server;
+    try {
+      server = start("127.0.0.1", port, backends, filter, UnaryOperator.identity());
+    } catch (Exception e) {
+      System.err.println("server: " + startFailure(e, "127.0.0.1", port));
+      System.exit(1);
+      return;
+    }
     System.out.printf(Locale.ROOT, "Example server on %s (%s), downstream capacity %.0f req/s,"
         + " and %s (%d hash rounds a request); try: curl -H 'X-Weir-Tier: 1' %s%n"
         + "Ctrl-C stops it.%n", server.workUri(),
@@ -233,6 +240,19 @@ public final class ExampleServer implements AutoCloseable {
     System.out.println("Status page: " + server.workUri().resolve(Observability.STATUS_PATH)
         + "?view=html, Prometheus metrics: " + server.workUri().resolve(Observability.METRICS_PATH));
     server.server.join();
+  }
+
+  /** Why the server could not start on {@code host:port}, in one line. */
+  static String startFailure(Throwable e, String host, int port) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof BindException) {
+        // Also "Permission denied", for a low port: only the JDK's message tells them apart.
+        return String.valueOf(t.getMessage()).contains("in use")
+            ? "port " + port + " on " + host + " is in use (try --port 0)"
+            : "cannot listen on port " + port + " on " + host + ": " + t.getMessage();
+      }
+    }
+    return "could not start on " + host + ":" + port + ": " + e.getMessage();
   }
 
   /** Answers at once. */

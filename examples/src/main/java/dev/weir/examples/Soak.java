@@ -17,6 +17,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.LinkedHashMap;
@@ -46,6 +47,8 @@ import org.eclipse.jetty.util.Callback;
  * after GC and live threads sampled through the run.
  *
  * <pre>bin/soak [--duration 3m]</pre>
+ *
+ * <p>A run that admitted nothing is not clean: it tested nothing.
  */
 public final class Soak {
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(1);
@@ -56,27 +59,90 @@ public final class Soak {
   /** What a run left behind: routes by key, and the samples taken through it. */
   public record Summary(Map<String, Route> routes, List<long[]> samples, long sent,
       Map<Integer, Long> statuses) {
-    /** Whether every route ended with nothing held or queued and every permit released. */
+    /**
+     * Whether every route ended with nothing held or queued and every permit released, and some
+     * request was admitted at all: a soak that admitted nothing tested nothing.
+     */
     public boolean clean() {
-      return routes.values().stream().allMatch(r -> r.inflight == 0 && r.queued == 0
-          && r.admitted == r.released);
+      return admitted() > 0 && routes.values().stream().allMatch(r -> r.inflight == 0
+          && r.queued == 0 && r.admitted == r.released);
+    }
+
+    /** The requests admitted on every route. */
+    public long admitted() {
+      return routes.values().stream().mapToLong(Route::admitted).sum();
     }
   }
 
   private Soak() {}
 
+  static final String USAGE = String.join("\n",
+      "Usage: bin/soak [options]",
+      "  --duration D      how long the load runs, at least 1 s, at most 24 h: such as 90s, 3m,",
+      "                    1m30s, 1h, 1500ms or PT3M (default 3m)",
+      "  --help            this text");
+
   public static void main(String[] args) throws Exception {
-    Duration duration = Duration.ofMinutes(3);
-    for (int i = 0; i < args.length; i++) {
-      if (args[i].equals("--duration") && i + 1 < args.length) {
-        duration = Duration.parse("PT" + args[++i].toUpperCase(Locale.ROOT));
-      } else {
-        System.err.println("usage: bin/soak [--duration 3m]");
-        System.exit(2);
-      }
+    Duration duration;
+    try {
+      duration = parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("soak: " + e.getMessage());
+      System.err.println(USAGE);
+      System.exit(2);
+      return;
+    }
+    if (duration == null) {
+      System.out.println(USAGE);
+      return;
     }
     Summary s = run(duration, true);
     System.exit(s.clean() ? 0 : 1);
+  }
+
+  /**
+   * The soak's duration from the command line, or null if {@code --help} was asked for.
+   *
+   * @throws IllegalArgumentException naming the option that is wrong
+   */
+  static Duration parse(String[] args) {
+    Args a = Args.parse(args, "duration", "help");
+    if (a.flag("help")) {
+      return null;
+    }
+    String text = a.string("duration", null);
+    return text == null ? Duration.ofMinutes(3) : duration(text);
+  }
+
+  /**
+   * A duration such as {@code 90s}, {@code 3m}, {@code 1m30s}, {@code 1h}, {@code 1500ms} or
+   * {@code PT3M}, at least a second and at most a day.
+   *
+   * @throws IllegalArgumentException naming {@code --duration}
+   */
+  static Duration duration(String text) {
+    String t = text.trim().toUpperCase(Locale.ROOT);
+    Duration d = null;
+    try {
+      if (t.matches("\\d+MS")) {
+        d = Duration.ofMillis(Long.parseLong(t.substring(0, t.length() - 2)));
+      } else if (t.startsWith("P")) {
+        d = Duration.parse(t);
+      } else if (t.matches("-?(\\d+H)?(\\d+M)?(\\d+(\\.\\d+)?S)?") && !t.matches("-?")) {
+        d = Duration.parse("PT" + t);
+      }
+    } catch (DateTimeParseException | ArithmeticException | NumberFormatException e) {
+      d = null;
+    }
+    if (d == null) {
+      throw new IllegalArgumentException("--duration must be a duration with a unit, such as"
+          + " 90s, 3m, 1m30s, 1h, 1500ms or PT3M; was '" + text + "'");
+    }
+    if (d.compareTo(Duration.ofSeconds(1)) < 0 || d.compareTo(Duration.ofHours(24)) > 0) {
+      throw new IllegalArgumentException("--duration must be from 1s to 24h, was '" + text
+          + "'");
+    }
+    return d;
   }
 
   /** Runs the soak for {@code duration}; prints the summary if {@code print}. */
@@ -183,6 +249,7 @@ public final class Soak {
       System.out.printf(Locale.ROOT, "%-8d %16.1f %8d%n", x[0], x[1] / 1048576.0, x[2]);
     }
     System.out.println(s.clean() ? "soak: CLEAN (admitted = released, inflight 0, queued 0)"
+        : s.admitted() == 0 ? "soak: NOT CLEAN (nothing was admitted: nothing was tested)"
         : "soak: NOT CLEAN");
   }
 

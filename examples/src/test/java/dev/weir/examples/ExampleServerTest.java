@@ -90,6 +90,20 @@ class ExampleServerTest {
   }
 
   @Test
+  void aPortInUseIsExplainedInOneLine() throws Exception {
+    try (ExampleServer first =
+        ExampleServer.start(new Downstream(1, Duration.ofMillis(1), 1), null)) {
+      int port = first.port();
+      Exception e = assertThrows(Exception.class, () -> ExampleServer.start("127.0.0.1", port,
+          new Downstream(1, Duration.ofMillis(1), 1), null));
+      assertEquals("port " + port + " on 127.0.0.1 is in use (try --port 0)",
+          ExampleServer.startFailure(e, "127.0.0.1", port));
+    }
+    assertEquals("could not start on 127.0.0.1:80: boom", ExampleServer.startFailure(
+        new IllegalStateException("boom"), "127.0.0.1", 80));
+  }
+
+  @Test
   void computeIsAFixedDeterministicAmountOfWork() {
     Compute compute = new Compute(1000);
     assertEquals(1000, compute.rounds());

@@ -1,8 +1,14 @@
 package dev.weir.examples;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** The chaos soak in its short mode: every route ends with nothing held and nothing queued. */
@@ -17,5 +23,38 @@ class SoakTest {
       assertTrue(r.admitted() == r.released(), k + " " + r);
     });
     assertTrue(s.clean());
+  }
+
+  @Test
+  void aSoakThatAdmittedNothingIsNotClean() {
+    List<long[]> none = List.of();
+    assertFalse(new Soak.Summary(Map.of(), none, 0, Map.of()).clean(), "no route at all");
+    assertFalse(new Soak.Summary(Map.of("GET /work", new Soak.Route(0, 0, 0, 0)), none, 0,
+        Map.of()).clean(), "nothing admitted");
+    assertTrue(new Soak.Summary(Map.of("GET /work", new Soak.Route(3, 3, 0, 0),
+        "GET /junk", new Soak.Route(0, 0, 0, 0)), none, 3, Map.of()).clean());
+  }
+
+  @Test
+  void theDurationParsesLikeTheOtherToolsAndIsAtLeastASecond() {
+    assertEquals(Duration.ofMinutes(3), Soak.parse(new String[0]));
+    assertEquals(Duration.ofSeconds(90), Soak.parse(new String[] {"--duration", "90s"}));
+    assertEquals(Duration.ofSeconds(90), Soak.parse(new String[] {"--duration=1m30s"}));
+    assertEquals(Duration.ofMinutes(2), Soak.parse(new String[] {"--duration", "2M"}));
+    assertEquals(Duration.ofHours(1), Soak.parse(new String[] {"--duration", "1h"}));
+    assertEquals(Duration.ofMillis(1500), Soak.parse(new String[] {"--duration", "1500ms"}));
+    assertEquals(Duration.ofSeconds(5), Soak.parse(new String[] {"--duration", "PT5S"}));
+    assertNull(Soak.parse(new String[] {"--help"}));
+    String[][] bad = {{"--duration", "abc"}, {"--duration", "90"}, {"--duration", "0s"},
+        {"--duration", "-5s"}, {"--duration", "999ms"}, {"--duration", ""}, {"--duration"},
+        {"--duration", "PT-5S"}, {"--duration", "1e9h"}};
+    for (String[] args : bad) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Soak.parse(args), String.join(" ", args));
+      assertTrue(e.getMessage().startsWith("--duration "), e.getMessage());
+    }
+    assertThrows(IllegalArgumentException.class,
+        () -> Soak.parse(new String[] {"--duration", "3m", "extra"}));
+    assertThrows(IllegalArgumentException.class, () -> Soak.parse(new String[] {"--bogus"}));
   }
 }

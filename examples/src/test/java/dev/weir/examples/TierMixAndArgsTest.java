@@ -75,6 +75,23 @@ class TierMixAndArgsTest {
   }
 
   @Test
+  void aValueThatStartsWithDashesNeedsTheEqualsFormAndTheErrorSaysSo() {
+    // Read as an option of its own, with a hint at the form that works.
+    assertMessage("write --jvm-args=--enable-preview",
+        () -> Args.parse(new String[] {"--jvm-args", "--enable-preview"}, "jvm-args"));
+    assertMessage("write --jvm-args=--add-opens=a/b=c",
+        () -> Args.parse(new String[] {"--jvm-args", "--add-opens=a/b=c"}, "jvm-args"));
+    Args a = Args.parse(new String[] {"--jvm-args=--enable-preview -Dx=y", "--seconds", "2"},
+        "jvm-args", "seconds");
+    assertEquals("--enable-preview -Dx=y", a.string("jvm-args", ""));
+    assertEquals(2, a.intValue("seconds", 1, 1, 9));
+    // No hint without an option before the unknown one.
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Args.parse(new String[] {"--bogus"}, "jvm-args"));
+    assertFalse(e.getMessage().contains("write"), e.getMessage());
+  }
+
+  @Test
   void demoSettingsParseAndRejectTooMuchLoad() {
     OverloadDemo.Settings s = OverloadDemo.Settings.parse(new String[] {"--seconds", "4",
         "--mix", "0:1,5:3", "--fixed-rate"});

@@ -1,10 +1,13 @@
 package dev.weir.sim;
 
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.function.Supplier;
 
 /**
- * The simulator's command line.
+ * The simulator's command line ({@link #USAGE}): a bad or extra argument is an error, exit
+ * status 2, before anything runs.
  *
  * <pre>
  *   Main                      the comparison table for S2, S3 and S4, every guard
@@ -25,77 +28,217 @@ import java.util.Locale;
  * </pre>
  */
 public final class Main {
+  /** The class comment's list, for {@code --help} and after an error. */
+  static final String USAGE = String.join("\n",
+      "Usage: bin/simulate [command]",
+      "  (none), compare           the comparison table for S2, S3 and S4, every guard",
+      "  SCENARIO [GUARD]          one scenario's per-tier table, such as S3 (see list);",
+      "                            GUARD: " + guardLabels() + " (default weir)",
+      "  check                     S1 to S10 against their bars, with the measured values",
+      "  list                      the scenarios",
+      "  corpus [FAMILY|heldout] [--list] [--experiment] [--stream N]",
+      "                            the scorecard of the generated corpus (docs/corpus.md);",
+      "                            --list adds one block per scenario; --experiment adds the",
+      "                            experimental contenders; --stream N offsets the runs' seeds",
+      "                            by N",
+      "  corpus families           the families, and their scenarios",
+      "  oracle-backlog [--stream N]",
+      "                            the steady scenarios where the oracle's backlog grows",
+      "  --help, -h                this text");
+
   private Main() {}
 
   public static void main(String[] args) {
-    if (args.length == 0 || args[0].equals("compare")) {
-      System.out.print(compare());
-      return;
-    }
-    if (args[0].equals("check")) {
-      System.out.print(check());
-      return;
-    }
-    if (args[0].equals("corpus")) {
-      System.out.print(corpus(java.util.Arrays.copyOfRange(args, 1, args.length)));
-      return;
-    }
-    if (args[0].equals("oracle-backlog")) {
-      long stream = args.length == 3 && args[1].equals("--stream") ? Long.parseLong(args[2]) : 0;
-      try {
-        System.out.print(OracleBacklog.run(stream));
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-      return;
-    }
-    if (args[0].equals("list")) {
-      Scenarios.all().values().forEach(s -> System.out.println(s));
-      return;
-    }
-    Scenario s = Scenarios.all().get(args[0].toLowerCase(Locale.ROOT));
-    if (s == null) {
-      System.err.println("unknown scenario '" + args[0] + "'; try: list");
+    Supplier<String> command;
+    try {
+      command = command(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println("simulate: " + e.getMessage());
+      System.err.println(USAGE);
       System.exit(2);
+      return;
     }
-    Guard g = args.length > 1 ? Guard.parse(args[1]) : Guard.WEIR;
+    if (command == null) {
+      System.out.println(USAGE);
+      return;
+    }
+    String out;
+    try {
+      out = command.get();
+    } catch (IllegalStateException e) {
+      System.err.println("simulate: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
+    System.out.print(out);
+  }
+
+  /**
+   * The command line, parsed and checked but not run: what to print, or null for {@code --help}.
+   *
+   * @throws IllegalArgumentException naming the argument that is wrong or extra
+   */
+  static Supplier<String> command(String[] args) {
+    String first = args.length == 0 ? "compare" : args[0];
+    switch (first) {
+      case "--help", "-h", "help" -> {
+        none(args, 1);
+        return null;
+      }
+      case "compare" -> {
+        none(args, 1);
+        return Main::compare;
+      }
+      case "check" -> {
+        none(args, 1);
+        return Main::check;
+      }
+      case "list" -> {
+        none(args, 1);
+        return () -> {
+          StringBuilder sb = new StringBuilder();
+          Scenarios.all().values().forEach(s -> sb.append(s).append(System.lineSeparator()));
+          return sb.toString();
+        };
+      }
+      case "corpus" -> {
+        String[] rest = Arrays.copyOfRange(args, 1, args.length);
+        corpusOptions(rest); // checked now: the run is minutes
+        return () -> corpus(rest);
+      }
+      case "oracle-backlog" -> {
+        long stream = 0;
+        for (int i = 1; i < args.length; i++) {
+          if (args[i].equals("--stream") || args[i].startsWith("--stream=")) {
+            stream = args[i].equals("--stream")
+                ? stream("--stream", i + 1 < args.length ? args[++i] : null)
+                : stream("--stream", args[i].substring("--stream=".length()));
+          } else {
+            throw new IllegalArgumentException("oracle-backlog: unexpected argument '" + args[i]
+                + "'; it takes only --stream N");
+          }
+        }
+        long chosen = stream;
+        return () -> {
+          try {
+            return OracleBacklog.run(chosen);
+          } catch (Exception e) {
+            throw new IllegalStateException("oracle-backlog failed: " + e, e);
+          }
+        };
+      }
+      default -> {
+        if (first.startsWith("-")) {
+          throw new IllegalArgumentException("unknown option '" + first + "'");
+        }
+        Scenario s = Scenarios.all().get(first.toLowerCase(Locale.ROOT));
+        if (s == null) {
+          throw new IllegalArgumentException("unknown scenario or command '" + first
+              + "'; scenarios: " + String.join(", ", Scenarios.all().keySet()));
+        }
+        Guard g = Guard.WEIR;
+        if (args.length > 1) {
+          try {
+            g = Guard.parse(args[1]);
+          } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage() + "; guards: " + guardLabels());
+          }
+        }
+        none(args, 2);
+        Guard guard = g;
+        return () -> scenario(s, guard);
+      }
+    }
+  }
+
+  /** One scenario's per-tier table under {@code g}. */
+  private static String scenario(Scenario s, Guard g) {
     long start = System.nanoTime();
     SimResult r = Simulation.run(s, g);
     double wall = (System.nanoTime() - start) / 1e9;
-    System.out.println(s);
-    System.out.print(r.report(Math.min(10, s.durationSeconds() / 2), s.durationSeconds()).table());
+    StringBuilder sb = new StringBuilder();
+    sb.append(s).append(System.lineSeparator());
+    sb.append(r.report(Math.min(10, s.durationSeconds() / 2), s.durationSeconds()).table());
     if (r.finalSnapshot() != null) {
-      System.out.println("final: " + r.finalSnapshot());
+      sb.append("final: ").append(r.finalSnapshot()).append(System.lineSeparator());
     }
-    System.out.printf(Locale.ROOT, "%d requests, %.0f simulated seconds in %.2f s of wall time%n",
-        r.requests(), s.durationSeconds(), wall);
+    sb.append(String.format(Locale.ROOT,
+        "%d requests, %.0f simulated seconds in %.2f s of wall time%n", r.requests(),
+        s.durationSeconds(), wall));
+    return sb.toString();
   }
 
-  /** {@code corpus [FAMILY|heldout|families] [--list] [--experiment]}: see the class comment. */
-  static String corpus(String[] args) {
+  /** Rejects any argument from {@code from} on: the command takes no more. */
+  private static void none(String[] args, int from) {
+    if (args.length > from) {
+      throw new IllegalArgumentException("unexpected argument '" + args[from] + "' after "
+          + String.join(" ", Arrays.copyOfRange(args, 0, from)));
+    }
+  }
+
+  /** The value of {@code --stream}: a whole number. */
+  static long stream(String option, String value) {
+    if (value == null) {
+      throw new IllegalArgumentException(option + " needs a value, a whole number");
+    }
+    try {
+      return Long.parseLong(value.trim());
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException(option + ": not a whole number: '" + value + "'");
+    }
+  }
+
+  private static String guardLabels() {
+    return String.join(", ", Arrays.stream(Guard.values()).map(Guard::label).toList());
+  }
+
+  /** The options of {@code corpus}. */
+  private record CorpusOptions(boolean listing, boolean experiment, long stream, String which) {}
+
+  /**
+   * Parses {@code corpus}'s arguments.
+   *
+   * @throws IllegalArgumentException naming the argument that is wrong or extra
+   */
+  private static CorpusOptions corpusOptions(String[] args) {
     boolean listing = false;
     boolean experiment = false;
     long stream = 0;
     String which = null;
-    String usage = "usage: corpus [FAMILY|heldout|families] [--list] [--experiment] [--stream N]";
     for (int i = 0; i < args.length; i++) {
       String a = args[i];
       if (a.equals("--list")) {
         listing = true;
       } else if (a.equals("--experiment")) {
         experiment = true;
-      } else if (a.equals("--stream") && i + 1 < args.length) {
-        try {
-          stream = Long.parseLong(args[++i]);
-        } catch (NumberFormatException e) {
-          throw new IllegalArgumentException("--stream: not a whole number: " + args[i]);
-        }
+      } else if (a.equals("--stream")) {
+        stream = stream("--stream", i + 1 < args.length ? args[++i] : null);
+      } else if (a.startsWith("--stream=")) {
+        stream = stream("--stream", a.substring("--stream=".length()));
+      } else if (a.startsWith("-")) {
+        throw new IllegalArgumentException("corpus: unknown option '" + a
+            + "'; options are --list, --experiment, --stream N");
       } else if (which == null) {
+        if (!a.equals("families") && !a.equals("heldout") && !Corpus.FAMILIES.contains(a)) {
+          throw new IllegalArgumentException("corpus: unknown family '" + a + "'; families: "
+              + String.join(", ", Corpus.FAMILIES) + ", or heldout, or families");
+        }
         which = a;
       } else {
-        throw new IllegalArgumentException(usage);
+        throw new IllegalArgumentException("corpus: unexpected argument '" + a + "' after '"
+            + which + "'; it takes one FAMILY (or heldout, or families)");
       }
     }
+    return new CorpusOptions(listing, experiment, stream, which);
+  }
+
+  /** {@code corpus [FAMILY|heldout|families] [--list] [--experiment]}: see the class comment. */
+  static String corpus(String[] args) {
+    CorpusOptions o = corpusOptions(args);
+    boolean listing = o.listing();
+    boolean experiment = o.experiment();
+    long stream = o.stream();
+    String which = o.which();
     List<Corpus.Case> cases = Corpus.stream(Corpus.all(), stream);
     if ("families".equals(which)) {
       StringBuilder sb = new StringBuilder();

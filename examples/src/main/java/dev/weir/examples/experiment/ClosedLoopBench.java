@@ -11,12 +11,14 @@ import java.io.PrintStream;
 import java.io.Writer;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 
@@ -42,7 +44,8 @@ public final class ClosedLoopBench {
       "  --rounds N        rounds; each runs every guard once, rotated (default 3)",
       "  --connections N   client connections, each sending back-to-back (default 16)",
       "  --guards a,b,...  guards (default: none, pass-filter, the experiment's others, weir-shed)",
-      "  --jvm-args '...'  extra JVM options for the server JVMs, e.g. a JFR recording",
+      "  --jvm-args '...'  extra JVM options for the server JVMs, e.g. a JFR recording; one that",
+      "                    starts with -- needs the = form: --jvm-args=--enable-preview",
       "  --help            this text",
       "Guards: " + String.join(", ", guardNames()));
 
@@ -66,24 +69,45 @@ public final class ClosedLoopBench {
       int warmup = a.intValue("warmup", 5, 0, 600);
       int rounds = a.intValue("rounds", 3, 1, 20);
       int connections = a.intValue("connections", 16, 1, 1024);
-      List<String> guards = guardNames();
-      String given = a.string("guards", null);
-      if (given != null) {
-        guards = Arrays.asList(given.split(","));
-        for (String g : guards) {
-          if (!guardNames().contains(g)) {
-            throw new IllegalArgumentException("unknown guard '" + g + "'; guards: " + guardNames());
-          }
-        }
-      }
+      List<String> guards = guards(a.string("guards", null));
       String jvmArgs = a.string("jvm-args", "");
       run(System.out, System.err, guards, seconds, warmup, rounds, connections, jvmArgs);
     } catch (IllegalArgumentException e) {
       System.err.println("closed-loop: " + e.getMessage());
       System.err.println(USAGE);
       System.exit(2);
+    } catch (IOException e) {
+      System.err.println("closed-loop: " + e.getMessage());
+      System.exit(1);
     }
   }
+
+  /**
+   * The guards of {@code --guards}, trimmed, each once; every guard if {@code given} is null.
+   *
+   * @throws IllegalArgumentException naming the guard that is unknown or listed twice
+   */
+  static List<String> guards(String given) {
+    if (given == null) {
+      return guardNames();
+    }
+    List<String> guards = new ArrayList<>();
+    for (String name : given.split(",", -1)) {
+      String g = name.trim();
+      if (!guardNames().contains(g)) {
+        throw new IllegalArgumentException("--guards: unknown guard '" + g + "'; guards are "
+            + String.join(",", guardNames()));
+      }
+      if (guards.contains(g)) {
+        throw new IllegalArgumentException("--guards lists " + g + " twice");
+      }
+      guards.add(g);
+    }
+    return List.copyOf(guards);
+  }
+
+  /** How long a server JVM may take to print its port, or to answer a mark. */
+  static final Duration DEADLINE = Duration.ofSeconds(60);
 
   private static final List<String> OPTIONS =
       List.of("seconds", "warmup", "rounds", "connections", "guards", "jvm-args", "help");
@@ -116,7 +140,7 @@ public final class ClosedLoopBench {
       for (int i = 0; i < guards.size(); i++) {
         String g = guards.get((i + round) % guards.size());
         log.printf(Locale.ROOT, "  round %d: %s ...%n", round + 1, g);
-        runs.get(g).add(measure(g, seconds, warmup, connections, jvmArgs));
+        runs.get(g).add(measure(g, seconds, warmup, connections, jvmArgs, DEADLINE));
       }
     }
     out.printf(Locale.ROOT, "Closed loop: GET %s, %d connections back-to-back, %d s measured after"
@@ -167,8 +191,15 @@ public final class ClosedLoopBench {
     return t;
   }
 
-  private static Run measure(String guard, int seconds, int warmup, int connections,
-      String jvmArgs) throws Exception {
+  /**
+   * Runs one guard on a fresh server JVM.
+   *
+   * @param deadline how long the JVM may take to print its port, or to answer a mark
+   * @throws IOException if the JVM exits, or does not answer within {@code deadline}: the JVM is
+   *     then stopped
+   */
+  static Run measure(String guard, int seconds, int warmup, int connections, String jvmArgs,
+      Duration deadline) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
     for (String arg : jvmArgs.trim().split("\\s+")) {
@@ -179,14 +210,17 @@ public final class ClosedLoopBench {
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
         OverheadServer.class.getName(), guard));
     Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    try (BufferedReader from = new BufferedReader(new InputStreamReader(p.getInputStream(),
-            StandardCharsets.US_ASCII));
-        Writer to = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.US_ASCII)) {
-      String line = reply(from, "port ");
-      if (line == null) {
-        throw new IOException("server JVM for " + guard + " did not start: " + line);
+    String command = String.join(" ", cmd.subList(0, cmd.indexOf("-cp"))) + " ... "
+        + OverheadServer.class.getSimpleName() + " " + guard;
+    ServerOutput from = new ServerOutput(p, guard, command, deadline);
+    try (Writer to = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.US_ASCII)) {
+      String line = from.reply("port ", "printed its port");
+      int port;
+      try {
+        port = Integer.parseInt(line.substring(5).trim());
+      } catch (NumberFormatException e) {
+        throw new IOException("server JVM for " + guard + " printed a bad port line: " + line);
       }
-      int port = Integer.parseInt(line.substring(5).trim());
       try (ClosedLoopClient client = new ClosedLoopClient(
           new InetSocketAddress("127.0.0.1", port), ExampleServer.HELLO_PATH, connections)) {
         client.runUntil(System.nanoTime() + TimeUnit.SECONDS.toNanos(warmup));
@@ -205,33 +239,99 @@ public final class ClosedLoopBench {
         r.gcs = after[2] - before[2];
         return r;
       }
+    } catch (IOException e) {
+      p.destroyForcibly();
+      throw e;
     } finally {
-      p.getOutputStream().close();
+      try {
+        p.getOutputStream().close();
+      } catch (IOException e) {
+        // the JVM has gone already
+      }
       if (!p.waitFor(30, TimeUnit.SECONDS)) {
         p.destroyForcibly();
       }
     }
   }
 
-  /** The server JVM's next line that starts with {@code prefix}; others (JVM logs) are echoed. */
-  private static String reply(BufferedReader from, String prefix) throws IOException {
-    for (String line; (line = from.readLine()) != null; ) {
-      if (line.startsWith(prefix)) {
-        return line;
-      }
-      System.err.println("  server: " + line);
+  /**
+   * A server JVM's standard output, read by a thread of its own so that every wait for a line
+   * has a deadline: a hung JVM cannot hang the bench.
+   */
+  private static final class ServerOutput {
+    private static final String END = new String("end of output");
+    private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final List<String> echoed = new ArrayList<>();
+    private final Process process;
+    private final String guard;
+    private final String command;
+    private final Duration deadline;
+
+    ServerOutput(Process process, String guard, String command, Duration deadline) {
+      this.process = process;
+      this.guard = guard;
+      this.command = command;
+      this.deadline = deadline;
+      Thread reader = new Thread(() -> {
+        try (BufferedReader in = new BufferedReader(new InputStreamReader(
+            process.getInputStream(), StandardCharsets.US_ASCII))) {
+          for (String line; (line = in.readLine()) != null; ) {
+            lines.add(line);
+          }
+        } catch (IOException e) {
+          // the stream closed with the process
+        } finally {
+          lines.add(END);
+        }
+      }, "server-output-" + guard);
+      reader.setDaemon(true);
+      reader.start();
     }
-    return null;
+
+    /**
+     * The next line that starts with {@code prefix}; others (JVM logs) are echoed.
+     *
+     * @param what what the JVM should have done, for the message: "printed its port"
+     * @throws IOException if the JVM exits first or stays silent past the deadline
+     */
+    String reply(String prefix, String what) throws IOException, InterruptedException {
+      long until = System.nanoTime() + deadline.toNanos();
+      while (true) {
+        String line = lines.poll(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+        if (line == null) {
+          process.destroyForcibly();
+          throw new IOException(String.format(Locale.ROOT, "server JVM for %s %s within %d s;"
+              + " stopped it (%s)%s", guard, what.equals("printed its port") ? "printed no port"
+              : "did not answer", deadline.toSeconds(), command, output()));
+        }
+        if (line == END) { // the reader's marker, not a line: compared by identity
+          String exit = process.waitFor(5, TimeUnit.SECONDS)
+              ? "exited with status " + process.exitValue() : "closed its output";
+          throw new IOException(String.format(Locale.ROOT, "server JVM for %s %s before it %s"
+              + " (%s)%s", guard, exit, what, command, output()));
+        }
+        if (line.startsWith(prefix)) {
+          return line;
+        }
+        echoed.add(line);
+        System.err.println("  server: " + line);
+      }
+    }
+
+    /** What the JVM printed besides its replies, the last lines; its errors went to stderr. */
+    private String output() {
+      List<String> last = echoed.subList(Math.max(0, echoed.size() - 5), echoed.size());
+      return last.isEmpty() ? "; its error output, if any, is above"
+          : "; it printed: " + String.join(" | ", last) + "; its error output, if any, is above";
+    }
   }
 
   /** Asks the server JVM for its CPU time, allocated bytes and GC count. */
-  private static long[] mark(Writer to, BufferedReader from) throws IOException {
+  private static long[] mark(Writer to, ServerOutput from)
+      throws IOException, InterruptedException {
     to.write("mark\n");
     to.flush();
-    String line = reply(from, "cpu ");
-    if (line == null) {
-      throw new IOException("the server JVM exited");
-    }
+    String line = from.reply("cpu ", "answered a mark");
     String[] f = line.split(" ");
     return new long[] {Long.parseLong(f[1]), Long.parseLong(f[3]), Long.parseLong(f[5])};
   }

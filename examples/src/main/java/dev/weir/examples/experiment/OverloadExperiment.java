@@ -64,9 +64,28 @@ public final class OverloadExperiment {
       System.out.println(Settings.USAGE);
       return;
     }
-    Result r = run(s, System.out, System.err);
+    Result r;
+    try {
+      r = run(s, System.out, System.err);
+    } catch (IllegalArgumentException e) {
+      // A load too high for the capacity measured, found before any endpoint ran.
+      System.err.println("experiment: " + e.getMessage());
+      System.exit(2);
+      return;
+    } catch (IllegalStateException | IOException e) {
+      System.err.println("experiment: " + e.getMessage());
+      System.exit(1);
+      return;
+    }
     if (s.html != null) {
-      write(s.html, r.html);
+      try {
+        write(s.html, r.html);
+      } catch (IOException e) {
+        System.err.println("experiment: could not write the HTML report to " + s.html + ": "
+            + Settings.reason(e) + "; the tables and goals are in the standard output above");
+        System.exit(1);
+        return;
+      }
       System.out.println("HTML report: " + s.html);
     }
   }
@@ -124,12 +143,18 @@ public final class OverloadExperiment {
             " At %s every guard ran %d times, the i-th run on seed %d + i - 1; the table shows"
                 + " the first.", loads(keyLoads), s.runs, s.seed),
         Instant.now().truncatedTo(ChronoUnit.SECONDS), cores, duration(expectedSeconds(s)));
+    // Every capacity first, so that a load too high for one fails before minutes of work.
+    List<Capacity> capacities = new ArrayList<>();
+    for (Endpoint e : s.endpoints) {
+      capacities.add(capacity(s, e, cores, log));
+    }
     out.println(TITLE);
     out.println("  " + common);
     List<EndpointResult> results = new ArrayList<>();
     List<String> sections = new ArrayList<>();
-    for (Endpoint e : s.endpoints) {
-      EndpointResult r = runEndpoint(s, e, cores, log);
+    for (int i = 0; i < s.endpoints.size(); i++) {
+      Endpoint e = s.endpoints.get(i);
+      EndpointResult r = runEndpoint(s, e, capacities.get(i), cores, log);
       results.add(r);
       out.println();
       out.print(report(r));
@@ -149,8 +174,21 @@ public final class OverloadExperiment {
     return new Result(results, HtmlReport.page(TITLE, common, sections));
   }
 
-  /** Measures or derives the endpoint's capacity, then runs every guard at every load. */
-  private static EndpointResult runEndpoint(Settings s, Endpoint e, int cores, PrintStream log)
+  /**
+   * An endpoint's capacity.
+   *
+   * @param value in requests per second, the unit of the loads
+   * @param description how it was found, one paragraph
+   */
+  private record Capacity(double value, String description) {}
+
+  /**
+   * Measures or derives the endpoint's capacity and checks the loads' rates against it.
+   *
+   * @throws IllegalArgumentException if a load asks for more than the client sends
+   * @throws IllegalStateException if the probe served nothing
+   */
+  private static Capacity capacity(Settings s, Endpoint e, int cores, PrintStream log)
       throws Exception {
     double capacity;
     String description;
@@ -175,13 +213,21 @@ public final class OverloadExperiment {
       if (!(capacity >= 1)) {
         throw new IllegalStateException("GET /compute served nothing in the capacity probe");
       }
-      Settings.checkRates(" (capacity measured)", capacity, s.loads);
+      s.checkRates(" (capacity measured)", capacity);
       description = String.format(Locale.ROOT, "GET /compute runs %d hash rounds of CPU work"
           + " per request (no sleep, no pool); its capacity, %.0f req/s, was measured closed-loop"
           + " with %d clients (%d a core) and no guard, over %d s after a %d s warm-up.",
           s.computeRounds, capacity, clients, CapacityProbe.CLIENTS_PER_CORE, s.probeSeconds,
           s.probeWarmupSeconds);
     }
+    return new Capacity(capacity, description);
+  }
+
+  /** Runs every guard at every load of the endpoint. */
+  private static EndpointResult runEndpoint(Settings s, Endpoint e, Capacity c, int cores,
+      PrintStream log) throws Exception {
+    double capacity = c.value();
+    String description = c.description();
     int handPicked = e.handPickedLimit(s.connections, cores);
     List<Guard> guards = Guard.all(handPicked, e.handPickedRule).stream()
         .filter(g -> s.guards.contains(g.name())).toList();

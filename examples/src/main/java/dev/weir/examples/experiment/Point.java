@@ -14,14 +14,15 @@ import java.util.Objects;
  * @param offeredPerSecond the requests sent per second in the measured window
  * @param topTier the most important tier sent
  * @param topGoodput successes per second of {@code topTier}
- * @param otherGoodput successes per second of every other tier
+ * @param totalGoodput successes per second of all tiers, as counted, not summed from the tiers'
+ *     rates: two runs with the same count have exactly the same total
  * @param topSuccess the share of {@code topTier}'s requests that succeeded, 0..1
  * @param topP50Millis the median latency of {@code topTier}'s successes, NaN if none
  * @param topP99Millis the 99th percentile latency of {@code topTier}'s successes, NaN if none
  * @param statusShares the share of all requests that ended in each {@link Status}, by ordinal
  */
 record Point(String guard, double load, double offeredPerSecond, int topTier, double topGoodput,
-    double otherGoodput, double topSuccess, double topP50Millis, double topP99Millis,
+    double totalGoodput, double topSuccess, double topP50Millis, double topP99Millis,
     double[] statusShares) {
 
   Point {
@@ -43,13 +44,13 @@ record Point(String guard, double load, double offeredPerSecond, int topTier, do
       shares[s.ordinal()] = sent == 0 ? 0 : (double) all.count(s) / sent;
     }
     return new Point(guard, load, all.offeredPerSecond(), top, t.goodputPerSecond(),
-        all.goodputPerSecond() - t.goodputPerSecond(), t.successRatio(), t.latencyMillis(0.50),
+        all.goodputPerSecond(), t.successRatio(), t.latencyMillis(0.50),
         t.latencyMillis(0.99), shares);
   }
 
-  /** Successes per second, all tiers. */
-  double totalGoodput() {
-    return topGoodput + otherGoodput;
+  /** Successes per second of every tier but {@code topTier}. */
+  double otherGoodput() {
+    return totalGoodput - topGoodput;
   }
 
   /** The share of all requests that ended in {@code status}, 0..1. */

@@ -2,7 +2,15 @@ package dev.weir.examples.experiment;
 
 import dev.weir.examples.Args;
 import dev.weir.examples.Compute;
+import java.io.IOException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -21,7 +29,8 @@ final class Settings {
       "  --loads L,L       offered loads as multiples of each endpoint's capacity",
       "                    (default 0.5,1,1.5,2,3,4)",
       "  --guards G,G      guards to run (default all: " + String.join(",", names()) + ")",
-      "  --baseline L      load of the unloaded reference run, no guard (default 0.3; 0: none)",
+      "  --baseline L      load of the unloaded reference run, no guard: above 0, at most "
+          + Goals.fmt(Settings.MAX_BASELINE) + " (default 0.3; 0: none)",
       "  --connections N   downstream connections of /work (default 8)",
       "  --service-ms N    mean downstream service time (default 20): /work's capacity is",
       "                    connections / mean",
@@ -35,12 +44,18 @@ final class Settings {
       "  --runs N          runs of every guard at the goals' loads, 1.5x and 3x, the i-th with",
       "                    seed + i - 1; the goals compare them in pairs (default 3)",
       "  --html PATH       where to write the HTML report (default"
-          + " reports/overload-experiment.html; 'none' for no report)",
-      "  --quick           a smoke run of about a minute: --loads 1.5,3 --seconds 1 --warmup 0",
-      "                    --runs 1, a 1 s capacity probe after 1 s of warm-up",
+          + " reports/overload-experiment.html; 'none' for no report); checked, and its",
+      "                    directory created, before the run",
+      "  --quick           a smoke run of about a minute and a half: --loads 1.5,3 --seconds 1",
+      "                    --warmup 1 --runs 1, a 1 s capacity probe after 1 s of warm-up",
       "  --help            this text");
   /** The most requests per second the experiment's client is asked to send. */
   static final double MAX_RATE = 20_000;
+  /**
+   * The highest load of the unloaded reference run: at capacity or above, a queue builds and the
+   * goal of staying within twice the unloaded P99 would be against an overloaded P99.
+   */
+  static final double MAX_BASELINE = 0.9;
 
   List<Endpoint> endpoints = List.of(Endpoint.values());
   int seconds = 6;
@@ -79,7 +94,8 @@ final class Settings {
     if (o.flag("quick")) {
       s.loads = List.of(1.5, 3.0);
       s.seconds = 1;
-      s.warmupSeconds = 0;
+      // Not 0: the first point of the run would measure a cold JVM (0 ok/s in one run).
+      s.warmupSeconds = 1;
       s.runs = 1;
       s.probeWarmupSeconds = 1;
       s.probeSeconds = 1;
@@ -121,7 +137,7 @@ final class Settings {
       }
       s.guards = List.copyOf(guards);
     }
-    s.baselineLoad = o.doubleValue("baseline", s.baselineLoad, 0, 100);
+    s.baselineLoad = o.doubleValue("baseline", s.baselineLoad, 0, MAX_BASELINE);
     s.connections = o.intValue("connections", s.connections, 1, 1000);
     s.serviceMillis = o.intValue("service-ms", s.serviceMillis, 1, 10_000);
     s.computeRounds = o.intValue("compute-rounds", s.computeRounds, 1, 1_000_000_000);
@@ -131,31 +147,94 @@ final class Settings {
     s.runs = o.intValue("runs", s.runs, 1, 20);
     String html = o.string("html", null);
     if (html != null) {
-      s.html = html.equals("none") ? null : Path.of(html);
+      try {
+        s.html = html.equals("none") ? null : Path.of(html);
+      } catch (InvalidPathException e) {
+        throw new IllegalArgumentException("--html " + html + " is not a path: "
+            + e.getMessage());
+      }
     }
     if (s.endpoints.contains(Endpoint.WORK)) {
-      checkRates("", s.workCapacity(), s.loads);
+      s.checkRates("", s.workCapacity());
     }
     if (s.endpoints.contains(Endpoint.COMPUTE) && s.computeCapacity > 0) {
-      checkRates("", s.computeCapacity, s.loads);
+      s.checkRates("", s.computeCapacity);
+    }
+    if (s.html != null) {
+      checkWritable(s.html);
     }
     return s;
   }
 
   /**
-   * Checks that no load asks the client for more than it sends.
+   * Checks that no load, and not the baseline's, asks the client for more than it sends.
    *
    * @param what what set the capacity, to name in the message, such as " (capacity measured)"
    * @throws IllegalArgumentException naming the load that is too high
    */
-  static void checkRates(String what, double capacity, List<Double> loads) {
+  void checkRates(String what, double capacity) {
+    checkRates("--loads", what, capacity, loads);
+    if (baselineLoad > 0) {
+      checkRates("--baseline", what, capacity, List.of(baselineLoad));
+    }
+  }
+
+  private static void checkRates(String option, String what, double capacity,
+      List<Double> loads) {
     for (double load : loads) {
       if (load * capacity > MAX_RATE) {
         throw new IllegalArgumentException(String.format(Locale.ROOT,
-            "--loads %s is %.0f req/s%s, more than this experiment's client sends (%.0f)",
-            Goals.fmt(load), load * capacity, what, MAX_RATE));
+            "%s %s is %.0f req/s%s, more than this experiment's client sends (%.0f)",
+            option, Goals.fmt(load), load * capacity, what, MAX_RATE));
       }
     }
+  }
+
+  /**
+   * Creates the report's directory if missing and checks that the report can be written there,
+   * so that a bad path fails now, not after the run. A report already there is left as it is.
+   *
+   * @throws IllegalArgumentException naming {@code --html} and the reason
+   */
+  static void checkWritable(Path html) {
+    Path file = html.toAbsolutePath();
+    try {
+      if (file.getParent() != null) {
+        Files.createDirectories(file.getParent());
+      }
+      if (Files.isDirectory(file)) {
+        throw new IllegalArgumentException("--html " + html + " is a directory");
+      }
+      if (Files.exists(file)) {
+        // Opened for appending, written nothing: the old report stays until the new one.
+        Files.newOutputStream(file, StandardOpenOption.APPEND).close();
+      } else {
+        Files.newOutputStream(file, StandardOpenOption.CREATE_NEW).close();
+        Files.delete(file);
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException("--html " + html + " cannot be written: " + reason(e));
+    } catch (SecurityException e) {
+      throw new IllegalArgumentException("--html " + html + " cannot be written: "
+          + e.getMessage());
+    }
+  }
+
+  /** Why a file operation failed, in a few words and without the exception's class. */
+  static String reason(IOException e) {
+    if (e instanceof AccessDeniedException a) {
+      return "permission denied (" + a.getFile() + ")";
+    }
+    if (e instanceof FileAlreadyExistsException a) {
+      return a.getFile() + " exists and is not a directory";
+    }
+    if (e instanceof NoSuchFileException a) {
+      return "cannot create " + a.getFile();
+    }
+    if (e instanceof FileSystemException f && f.getReason() != null) {
+      return f.getFile() + ": " + f.getReason();
+    }
+    return String.valueOf(e.getMessage());
   }
 
   /** Every guard's name, in order. */

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -38,6 +40,41 @@ class ClosedLoopBenchTest {
     assertTrue(e.getMessage().contains("--rate"), e.getMessage());
     assertTrue(ClosedLoopBench.guardNames().containsAll(
         List.of(Guard.NONE, Guard.WEIR, OverheadServer.WEIR_SHED, OverheadServer.PASS_FILTER)));
+  }
+
+  @Test
+  void guardsAreTrimmedAndListedOnce() {
+    assertEquals(List.of(Guard.NONE, Guard.WEIR), ClosedLoopBench.guards(" none , weir"));
+    assertEquals(ClosedLoopBench.guardNames(), ClosedLoopBench.guards(null));
+    for (String bad : List.of("none,none", "none, none", "none,nginx", "none,", "")) {
+      assertThrows(IllegalArgumentException.class, () -> ClosedLoopBench.guards(bad), bad);
+    }
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> ClosedLoopBench.guards("weir, none ,weir"));
+    assertTrue(e.getMessage().contains("--guards lists weir twice"), e.getMessage());
+    assertTrue(ClosedLoopBench.USAGE.contains("--jvm-args=--"), ClosedLoopBench.USAGE);
+  }
+
+  @Test
+  void aServerJvmThatDoesNotStartIsReportedWithItsExit() {
+    IOException e = assertThrows(IOException.class,
+        () -> ClosedLoopBench.measure(Guard.NONE, 1, 0, 1, "-Xbogus", Duration.ofSeconds(60)));
+    assertTrue(e.getMessage().contains("server JVM for none exited with status 1 before it"
+        + " printed its port"), e.getMessage());
+    assertTrue(e.getMessage().contains("-Xbogus"), "the command is named: " + e.getMessage());
+  }
+
+  @Test
+  void aServerJvmThatHangsIsStoppedAtTheDeadline() {
+    // Suspended until a debugger attaches, which none does: it never prints its port.
+    long start = System.nanoTime();
+    IOException e = assertThrows(IOException.class, () -> ClosedLoopBench.measure(Guard.NONE, 1, 0,
+        1, "-agentlib:jdwp=transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0",
+        Duration.ofSeconds(2)));
+    assertTrue(e.getMessage().contains("printed no port within 2 s"), e.getMessage());
+    assertTrue(e.getMessage().contains("Listening for transport"),
+        "what it printed is shown: " + e.getMessage());
+    assertTrue(System.nanoTime() - start < 20e9, "stopped promptly");
   }
 
   private static String row(String text, String guard) {

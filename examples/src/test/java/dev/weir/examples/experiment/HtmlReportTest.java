@@ -20,8 +20,8 @@ class HtmlReportTest {
 
   static Point point(String guard, double load, double top, double other, double p99) {
     // Shares of OK, 429, 503, timeout, other.
-    return new Point(guard, load, 400 * load, 1, top, other, top / (200 * load), p99 / 2, p99,
-        new double[] {0.5, 0.5, 0, 0, 0});
+    return new Point(guard, load, 400 * load, 1, top, top + other, top / (200 * load), p99 / 2,
+        p99, new double[] {0.5, 0.5, 0, 0, 0});
   }
 
   static List<Guard> guards(String... names) {

@@ -11,14 +11,18 @@ import dev.weir.examples.Backends;
 import dev.weir.examples.Downstream;
 import dev.weir.examples.ExampleServer;
 import dev.weir.examples.Status;
+import dev.weir.examples.TestReports;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
 
 class OverloadExperimentTest {
@@ -185,19 +189,94 @@ class OverloadExperimentTest {
 
   @Test
   void theExpectedDurationIsStatedAndQuickIsAboutAMinute() {
-    Settings full = Settings.parse(new String[0]);
+    Settings full = Settings.parse(new String[] {"--html", "none"});
     assertEquals(List.of(Endpoint.WORK, Endpoint.COMPUTE), full.endpoints);
     int guards = full.guards.size();
     // 2 endpoints x (guards x (6 loads + 2 x 2 repeats) + 1 baseline) x (2 + 6 + 1) s, plus
     // the probe's 2 + 3 + 1 s: 18 minutes with six guards.
     assertEquals(2 * (guards * (6 + 4) + 1) * 9 + 6, OverloadExperiment.expectedSeconds(full));
-    Settings quick = Settings.parse(new String[] {"--quick"});
-    // 2 endpoints x (guards x 2 loads + 1) x (0 + 1 + 1) s, plus the probe's 1 + 1 + 1 s.
-    assertEquals(2 * (guards * 2 + 1) * 2 + 3, OverloadExperiment.expectedSeconds(quick));
+    Settings quick = Settings.parse(new String[] {"--quick", "--html", "none"});
+    // A second of warm-up, or the first point measures a cold JVM.
+    assertEquals(1, quick.warmupSeconds);
+    // 2 endpoints x (guards x 2 loads + 1) x (1 + 1 + 1) s, plus the probe's 1 + 1 + 1 s.
+    assertEquals(2 * (guards * 2 + 1) * 3 + 3, OverloadExperiment.expectedSeconds(quick));
     assertEquals("18 minutes", OverloadExperiment.duration(2 * (6 * 10 + 1) * 9 + 6));
-    assertEquals("55 s", OverloadExperiment.duration(2 * (6 * 2 + 1) * 2 + 3));
-    Settings one = Settings.parse(new String[] {"--endpoints", "work"});
+    assertEquals("93 s", OverloadExperiment.duration(2 * (7 * 2 + 1) * 3 + 3));
+    Settings one = Settings.parse(new String[] {"--endpoints", "work", "--html",
+        "none"});
     assertEquals((guards * (6 + 4) + 1) * 9, OverloadExperiment.expectedSeconds(one));
+  }
+
+  @Test
+  void aTieInOneRunCountsAsBestAndTheTotalIsTheTotal() {
+    // 10 successes in 6 s at both guards, split 4 + 6 and 5 + 5 between the tiers: 10/6 req/s
+    // each. top + (all - top) is 1.6666666666666665 for the first, one rounding step below.
+    Point weir = Point.of(Guard.WEIR, 1.5, TestReports.allOk(6, 1, 4, 5, 6));
+    Point qos = Point.of("qos", 1.5, TestReports.allOk(6, 1, 5, 5, 5));
+    assertEquals(10 / 6.0, weir.totalGoodput(), 0.0);
+    assertEquals(10 / 6.0, qos.totalGoodput(), 0.0);
+    assertEquals(4 / 6.0, weir.topGoodput(), 0.0);
+    assertEquals(6 / 6.0, weir.otherGoodput(), 1e-12);
+    List<Goals.Goal> goals = Goals.check(List.of(weir, qos), null);
+    assertEquals(2, goals.size(), goals.toString());
+    // Every request of both succeeded: a tie in both, and a tie counts as best.
+    assertTrue(goals.get(0).met(), goals.get(0).toString());
+    assertTrue(goals.get(1).met(), "a tie in total goodput: " + goals.get(1));
+  }
+
+  @Test
+  void theHtmlPathIsCheckedBeforeTheRun(@TempDir Path dir) throws Exception {
+    // A missing directory is created at once.
+    Path report = dir.resolve("new/sub/report.html");
+    assertEquals(report, Settings.parse(new String[] {"--html", report.toString()}).html);
+    assertTrue(Files.isDirectory(report.getParent()));
+    assertFalse(Files.exists(report), "nothing is left behind by the check");
+    // A parent that is a file, and a directory as the report: fail now, naming --html.
+    Path file = Files.writeString(dir.resolve("file"), "x");
+    for (Path bad : List.of(file.resolve("report.html"), dir)) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Settings.parse(new String[] {"--html", bad.toString()}), bad.toString());
+      assertTrue(e.getMessage().startsWith("--html "), e.getMessage());
+    }
+    // An existing report is kept until the run replaces it.
+    Path old = Files.writeString(dir.resolve("old.html"), "old");
+    Settings.parse(new String[] {"--html=" + old});
+    assertEquals("old", Files.readString(old));
+  }
+
+  @Test
+  void theBaselineIsALightLoadAndItsRateIsChecked() {
+    assertEquals(0.3, Settings.parse(new String[] {"--html", "none"}).baselineLoad);
+    assertEquals(0, Settings.parse(new String[] {"--baseline", "0", "--html=none"}).baselineLoad);
+    assertEquals(0.9,
+        Settings.parse(new String[] {"--baseline", "0.9", "--html=none"}).baselineLoad);
+    for (String bad : List.of("1", "0.95", "100", "-0.1", "x")) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> Settings.parse(new String[] {"--baseline", bad}), bad);
+      assertTrue(e.getMessage().contains("--baseline"), e.getMessage());
+    }
+    // /work's capacity 100 000 req/s: 0.01x is 1000 req/s, but 0.5x is more than the client
+    // sends.
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Settings.parse(new String[] {"--loads", "0.01", "--baseline", "0.5",
+            "--service-ms", "1", "--connections", "100"}));
+    assertTrue(e.getMessage().startsWith("--baseline 0.5 is 50000 req/s"), e.getMessage());
+  }
+
+  @Test
+  void loadsTooHighForTheMeasuredCapacityFailBeforeAnyEndpointRuns() {
+    // One hash round a request: /compute serves thousands a second, and 40x that is far more
+    // than the client sends; /work, first, would be fine at 40x its 10 req/s.
+    Settings s = Settings.parse(new String[] {"--quick", "--endpoints", "work,compute",
+        "--guards", "none", "--loads", "40", "--compute-rounds", "1", "--baseline", "0",
+        "--connections", "1", "--service-ms", "100", "--html", "none"});
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> run(s, new ByteArrayOutputStream(), log));
+    assertTrue(e.getMessage().contains("(capacity measured)"), e.getMessage());
+    String progress = log.toString(StandardCharsets.UTF_8);
+    assertTrue(progress.contains("measuring the capacity"), progress);
+    assertFalse(progress.contains("running"), "nothing ran:\n" + progress);
   }
 
   @Test
@@ -224,7 +303,7 @@ class OverloadExperimentTest {
     assertNull(s.html);
     // --quick sets the defaults; what is given explicitly wins, in any order.
     Settings q = Settings.parse(new String[] {"--seconds", "2", "--quick", "--endpoints",
-        "compute"});
+        "compute", "--html", "none"});
     assertEquals(2, q.seconds);
     assertEquals(List.of(1.5, 3.0), q.loads);
     assertEquals(1, q.runs);
