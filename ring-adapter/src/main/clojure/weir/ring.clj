@@ -241,6 +241,7 @@
                              (pools/hand-off #(safe-call f (make))))
                            true))
          left! (or (:left seat) (fn []))
+         ticket-ref (volatile! nil)
          ;; Each task runs on a worker, handed off: the permit's latency starts there.
          run-sync (fn [^Permit permit]
                     (fn []
@@ -319,12 +320,17 @@
                _ (when (and owned? (.get closed)) (.close shedder))
                ticket (.submit shedder (int priority) (long timeout-nanos)
                                ^AdmissionCallback callback)]
+           (vreset! ticket-ref ticket)
            (when seat ((:queued seat) ticket))))
        (catch Throwable t
          ;; Only a bug could land here; still, every request gets its one answer.
          (answer! raise t))
        (finally (.set submitting false)))
-     nil)))
+     ;; For the sync arity: gives up on a request whose thread stops waiting.
+     (fn abandon! []
+       (when (.compareAndSet done false true)
+         (some-> ^dev.weir.Ticket @ticket-ref .cancel)
+         true)))))
 
 (defn- bounded-by-seats
   "`template`, its default adaptive limit bounded by the seats once a request comes in
@@ -347,11 +353,13 @@
   (let [fut (CompletableFuture.)
         {:keys [timeout-nanos deadline priority-fn seats]} ctx
         priority (priority-of priority-fn request)]
-    (if-not (seats/take! seats priority)
-      ((:rejected ctx) request :queue-full)
+    (cond
+      (.get ^AtomicBoolean (:closed ctx)) ((:rejected ctx) request :shutting-down)
+      (not (seats/take! seats priority)) ((:rejected ctx) request :queue-full)
+      :else
       (try
-        (serve ctx request #(.complete fut %) #(.completeExceptionally fut %)
-               (seats/waiter seats priority) priority)
+        (let [abandon! (serve ctx request #(.complete fut %) #(.completeExceptionally fut %)
+                              (seats/waiter seats priority) priority)]
         (try
           (.get fut (unchecked-add (min (long timeout-nanos) (- Long/MAX_VALUE 1000000000))
                                    1000000000)
@@ -359,10 +367,12 @@
           (catch ExecutionException e
             (throw (or (.getCause e) e)))
           (catch TimeoutException _
+            (abandon!)
             (deadline request))
           (catch InterruptedException _
+            (abandon!)
             (.interrupt (Thread/currentThread))
-            ((:rejected ctx) request :shutting-down)))
+            ((:rejected ctx) request :shutting-down))))
         (finally (seats/leave! seats))))))
 
 (defn wrap-load-shedding
@@ -474,7 +484,7 @@
      (with-meta
        (fn
          ([request] (serve-sync ctx request))
-         ([request respond raise] (serve ctx request respond raise)))
+         ([request respond raise] (serve ctx request respond raise) nil))
        {::shedders all
         ::close (fn []
                   (when (.compareAndSet closed false true)
@@ -485,7 +495,9 @@
                         ;; of the same names would be refused as duplicates.
                         (unbind-metrics! (:registry options) s))
                       (when close-more (close-more)))
-                    (when pool (.close ^WorkerPool pool))))}))))
+                    ;; shutdown, not close: accepted tasks still run (or skip a request already
+                    ;; answered) and release their permits; close! does not block on handlers.
+                    (when pool (.shutdown ^WorkerPool pool))))}))))
 
 (defn shedders
   "The shedders behind a handler returned by `wrap-load-shedding`, as a map from route
@@ -508,10 +520,11 @@
   (status/handler #(shedders wrapped)))
 
 (defn close!
-  "Stops a handler returned by `wrap-load-shedding`: closes the shedders and the worker
-  pool it built for :worker-threads (not a :shedder or :executor you supplied, nor the
+  "Stops a handler returned by `wrap-load-shedding`: closes the shedders and shuts down the
+  worker pool it built for :worker-threads (not a :shedder or :executor you supplied, nor the
   shared pools), and removes their meters from the :registry. Queued requests are answered
-  503 :shutting-down; running handlers finish. Idempotent."
+  503 :shutting-down; later requests too; running handlers, and admitted ones waiting for a
+  worker, finish. Returns at once. Idempotent."
   [wrapped]
   (if-let [f (::close (meta wrapped))]
     (f)

@@ -1,7 +1,8 @@
 (ns weir.ring-faults-test
-  "Faults found by hostile testing (issue 17): answers written on the shared timer thread,
-  a thousand threads pre-started per wrapped handler, the synchronous arity holding every
-  server thread, and a route shedder that cannot be built."
+  "Faults found by hostile testing (issue 17) and by review: answers written on the shared
+  timer thread, a thousand threads pre-started per wrapped handler, the synchronous arity
+  holding every server thread, a route shedder that cannot be built, a sync request whose
+  thread stops waiting, and close! while every seat or worker is busy."
   (:require [clojure.test :refer [deftest is testing]]
             [weir.ring :as wr]
             [weir.ring.pools :as pools]
@@ -9,7 +10,8 @@
   (:import (dev.weir LoadShedder VirtualTime WorkerPool)
            (dev.weir.control Limits Rejectors)
            (java.time Duration)
-           (java.util.concurrent CountDownLatch TimeUnit)))
+           (java.util.concurrent ConcurrentHashMap CountDownLatch TimeUnit)
+           (java.util.concurrent.atomic AtomicBoolean)))
 
 (set! *warn-on-reflection* true)
 
@@ -218,3 +220,107 @@
             (is (= {:status 200 :body "ok"} (deref p wait-ms nil)) "async arity"))
           (is (= [::wr/overflow] (keys (wr/shedders h))))
           (finally (wr/close! h)))))))
+
+;; -------------------------------------------------- the sync arity: small servers, interrupts
+
+(defn- on-thread
+  "Runs (f) on a new thread; returns [thread promise-of-its-result]."
+  [f]
+  (let [p (promise)
+        t (Thread. ^Runnable (fn [] (deliver p (try (f) (catch Throwable e [:thrown e])))))]
+    (.start t)
+    [t p]))
+
+(defn- fixed-shedder ^LoadShedder [limit]
+  (-> (LoadShedder/builder) (.name "fixed") (.timer (VirtualTime.))
+      (.limit (reify java.util.function.Supplier (get [_] (Limits/fixed limit))))
+      (.rejector (reify java.util.function.Supplier (get [_] (Rejectors/none))))
+      (.requestTimeout (Duration/ofSeconds 60)) (.queueTimeout (Duration/ofSeconds 20))
+      (.build)))
+
+(deftest the-seats-bounded-limit-is-a-valid-limit-on-a-small-server
+  (let [l (seats/bounded-limit 2 (AtomicBoolean. true))]
+    (is (<= 1 (.initialLimit l) (.maxLimit l)))))
+
+(deftest routes-get-their-own-shedders-in-sync-mode-on-a-small-server
+  ;; :server-threads 10 leaves 2 seats, fewer than the adaptive limit's start of 4.
+  (let [h (wr/wrap-load-shedding (fn [_] {:status 200 :body "ok"})
+                                 {:server-threads 10 :route-key-fn :uri :name "small"})]
+    (try
+      (is (= {:status 200 :body "ok"} (h {:uri "/a"})))
+      (is (= {:status 200 :body "ok"} (h {:uri "/b"})))
+      (is (= #{"/a" "/b"} (set (keys (wr/shedders h)))) "no route fell back to the overflow")
+      (finally (wr/close! h)))))
+
+(deftest a-sync-request-whose-thread-is-interrupted-leaves-the-queue-and-never-runs
+  (let [shedder (fixed-shedder 1)
+        work (CountDownLatch. 1)
+        ran (ConcurrentHashMap.)
+        h (wr/wrap-load-shedding (fn [{:keys [uri]}]
+                                   (.put ran uri true)
+                                   (when (= uri "/a") (.await work))
+                                   {:status 200 :body uri})
+                                 {:shedder shedder :worker-threads 2 :server-threads 10})
+        req (fn [uri tier] {:uri uri :headers {"x-weir-tier" (str tier ":64")}})]
+    (try
+      (let [[_ a] (on-thread #(h (req "/a" 3)))
+            _ (is (eventually #(= 1 (.inflight shedder))))
+            [waiting b] (on-thread #(h (req "/b" 5)))
+            _ (is (eventually #(= 1 (.queued shedder))))
+            _ (.interrupt ^Thread waiting)
+            rb (deref b wait-ms :none)]
+        (is (= [503 "shutting-down"] [(:status rb) (get-in rb [:headers "X-Weir-Outcome"])]))
+        (is (zero? (.queued shedder)) "it left the queue with its answer")
+        (.countDown work)
+        (is (= 200 (:status (deref a wait-ms nil))))
+        (is (eventually #(and (zero? (.inflight shedder)) (zero? (.queued shedder)))))
+        (is (not (.containsKey ran "/b")) "a request answered 503 is never started"))
+      (finally (.countDown work) (wr/close! h) (.close shedder)))))
+
+(deftest after-close-a-sync-request-is-answered-shutting-down-even-with-every-seat-taken
+  (let [work (CountDownLatch. 1)
+        h (wr/wrap-load-shedding (fn [_] (.await work) {:status 200})
+                                 {:server-threads 10 ; 2 seats
+                                  :limit 2 :rejector (fn [] (Rejectors/none))
+                                  :request-timeout-ms 5000 :name "closed-seats"})
+        [^LoadShedder shedder] (vals (wr/shedders h))
+        req {:uri "/" :headers {"x-weir-tier" "1:64"}}]
+    (try
+      (let [[_ a] (on-thread #(h req))
+            [_ b] (on-thread #(h req))]
+        (is (eventually #(= 2 (.inflight shedder))))
+        (wr/close! h)
+        (let [r (h req)]
+          (is (= [503 "shutting-down"] [(:status r) (get-in r [:headers "X-Weir-Outcome"])])))
+        (.countDown work)
+        (is (= [200 200] [(:status (deref a wait-ms nil)) (:status (deref b wait-ms nil))])))
+      (finally (.countDown work) (wr/close! h)))))
+
+(deftest close-with-an-own-pool-neither-blocks-nor-loses-admitted-work
+  ;; One worker, limit 3: two admitted requests wait in the pool behind a handler that ignores
+  ;; interrupts and runs until the test lets it go.
+  (let [work (CountDownLatch. 1)
+        h (wr/wrap-load-shedding (fn [{:keys [uri]}]
+                                   (when (= uri "/stuck")
+                                     (while (pos? (.getCount work))
+                                       (try (.await work) (catch InterruptedException _))))
+                                   {:status 200})
+                                 {:limit 3 :rejector (fn [] (Rejectors/none)) :worker-threads 1
+                                  :request-timeout-ms 3000 :queue-timeout-ms 1000
+                                  :name "own-pool-close"})
+        [^LoadShedder shedder] (vals (wr/shedders h))
+        answers (atom [])
+        call (fn [uri] (h {:uri uri :headers {"x-weir-tier" "1:64"}}
+                          #(swap! answers conj [uri (:status %)]) #(swap! answers conj [uri %])))]
+    (try
+      (call "/stuck")
+      (call "/a")
+      (call "/b")
+      (is (eventually #(= 3 (.inflight shedder))))
+      (let [start (System/nanoTime)]
+        (wr/close! h)
+        (is (< (elapsed-ms start) 5000.0) "close! does not wait for the handlers"))
+      (.countDown work)
+      (is (eventually #(= 3 (count @answers))) "every admitted request is answered")
+      (is (eventually #(zero? (.inflight shedder))) "every permit is released")
+      (finally (.countDown work) (wr/close! h)))))

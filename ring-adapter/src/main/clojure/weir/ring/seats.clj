@@ -48,7 +48,7 @@
         bounded (delay (-> (VegasLimit/builder) (.maxLimit cap)
                            (.initialLimit (int (min cap (.initialLimit free)))) .build))]
     (reify Limit
-      (initialLimit [_] (.initialLimit free))
+      (initialLimit [_] (if (.get sync-seen) (.initialLimit ^Limit @bounded) (.initialLimit free)))
       (maxLimit [_] (if (.get sync-seen) cap (.maxLimit free)))
       (update [_ w] (if (.get sync-seen) (.update ^Limit @bounded w) (.update free w))))))
 
