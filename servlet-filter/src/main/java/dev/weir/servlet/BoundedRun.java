@@ -14,8 +14,9 @@ import java.util.logging.Logger;
 
 /**
  * One admitted request in bounded-response-time mode: the application writes into a {@link
- * BufferedResponse}; whichever comes first, its return or the permit's deadline, answers the
- * client, and the other is silenced.
+ * BufferedResponse}; whichever comes first, the application committing its response (returning,
+ * flushing, closing, sending an error or redirect, writing past the cap) or the permit's deadline,
+ * answers the client, and the other is silenced.
  */
 final class BoundedRun {
   private static final Logger LOG = Logger.getLogger(BoundedRun.class.getName());
@@ -36,7 +37,8 @@ final class BoundedRun {
     this.request = request;
     this.response = response;
     this.permit = permit;
-    this.buffered = new BufferedResponse(response, filter.settings().maxBufferedBytes);
+    this.buffered = new BufferedResponse(response, filter.settings().maxBufferedBytes,
+        carriesTrailers(request.getProtocol()));
   }
 
   /**
@@ -126,6 +128,11 @@ final class BoundedRun {
         Thread.currentThread().interrupt();
       }
     }
+  }
+
+  /** Whether the protocol has trailers: HTTP/1.1 and later, as containers check. */
+  private static boolean carriesTrailers(String protocol) {
+    return !("HTTP/1.0".equalsIgnoreCase(protocol) || "HTTP/0.9".equalsIgnoreCase(protocol));
   }
 
   private static void rethrow(Throwable t) throws IOException, ServletException {
