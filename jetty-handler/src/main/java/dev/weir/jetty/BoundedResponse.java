@@ -2,8 +2,12 @@ package dev.weir.jetty;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -14,12 +18,12 @@ import org.eclipse.jetty.util.Callback;
  * the application or the deadline, answers the client, and the other is silenced.
  *
  * <p>Until the application claims the response (its first write, or its completion of the
- * callback), its status and headers go to a private copy, so the deadline answer can be written on
- * another thread without racing the application's header mutations; the claim copies them to the
- * real response in one step. Nothing of the body is buffered: a write claims the response and goes
- * straight through. Once the deadline has claimed it, the response reports itself committed and
- * every write of the application fails with an {@link IOException}, so the application can stop
- * early; its status and headers are ignored.
+ * callback), its status, headers and trailers go to a private copy, so the deadline answer can be
+ * written on another thread without racing the application's mutations, and carries none of
+ * them; the claim copies them to the real response in one step. Nothing of the body is buffered:
+ * a write claims the response and goes straight through. Once the deadline has claimed it, the
+ * response reports itself committed and every write of the application fails with an {@link
+ * IOException}, so the application can stop early; its status, headers and trailers are ignored.
  *
  * <p>The claim is one CAS ({@link #claimForApp}, {@link #claimForDeadline}); the private copy is
  * touched only by the application, as a response is.
@@ -32,10 +36,12 @@ final class BoundedResponse extends Response.Wrapper {
   private final AtomicInteger owner = new AtomicInteger(OPEN);
   private HttpFields.Mutable headers; // the application's, until it claims; made on first use
   private int status;
+  private Supplier<HttpFields> trailers;
 
   BoundedResponse(Request request, Response wrapped) {
     super(request, wrapped);
     this.status = wrapped.getStatus();
+    this.trailers = wrapped.getTrailersSupplier();
   }
 
   /** True if the application owns the response (now, or already); false if the deadline does. */
@@ -43,15 +49,50 @@ final class BoundedResponse extends Response.Wrapper {
     int o = owner.get();
     if (o == OPEN && owner.compareAndSet(OPEN, APP)) {
       Response real = getWrapped();
-      real.setStatus(status);
+      if (status != real.getStatus()) {
+        if (status == 0) {
+          real.reset(); // the application reset the response; 0 is no status to set
+        } else {
+          real.setStatus(status);
+        }
+      }
       if (headers != null) {
-        HttpFields.Mutable h = real.getHeaders();
-        h.clear();
-        h.add(headers);
+        copyHeaders(headers, real.getHeaders());
+      }
+      if (trailers != real.getTrailersSupplier()) {
+        real.setTrailersSupplier(trailers);
       }
       return true;
     }
     return owner.get() == APP;
+  }
+
+  /**
+   * Makes {@code to} hold {@code from}. Clearing {@code to} keeps the server's own persistent
+   * fields (Server, Date), which {@code from} copied: each is skipped if unchanged, replaced in
+   * place if the application replaced it, so none is sent twice.
+   */
+  private static void copyHeaders(HttpFields from, HttpFields.Mutable to) {
+    to.clear();
+    List<HttpField> kept = new ArrayList<>(to.size());
+    to.forEach(kept::add);
+    for (HttpField f : from) {
+      HttpField same = null;
+      for (HttpField k : kept) {
+        if (k.isSameName(f)) {
+          same = k;
+          break;
+        }
+      }
+      if (same == null) {
+        to.add(f);
+      } else {
+        kept.remove(same);
+        if (same != f) {
+          to.put(f);
+        }
+      }
+    }
   }
 
   /** True if the deadline may answer: the application has not claimed the response. */
@@ -87,6 +128,20 @@ final class BoundedResponse extends Response.Wrapper {
   }
 
   @Override
+  public Supplier<HttpFields> getTrailersSupplier() {
+    return owner.get() == APP ? super.getTrailersSupplier() : trailers;
+  }
+
+  @Override
+  public void setTrailersSupplier(Supplier<HttpFields> supplier) {
+    if (owner.get() == APP) {
+      super.setTrailersSupplier(supplier);
+    } else {
+      trailers = supplier; // not on the deadline's answer
+    }
+  }
+
+  @Override
   public boolean isCommitted() {
     int o = owner.get();
     return o == DEADLINE || (o == APP && super.isCommitted());
@@ -98,7 +153,8 @@ final class BoundedResponse extends Response.Wrapper {
       super.reset();
     } else {
       headers = HttpFields.build();
-      status = 200;
+      status = 0;
+      trailers = null;
     }
   }
 
