@@ -79,12 +79,17 @@ final class BodyGuard extends HttpServletRequestWrapper {
   }
 
   private void enter() throws IOException {
-    if (late && !ended) {
-      permit.release(Outcome.DROPPED);
-      throw new IOException("request body not read within Weir's bodyReadTimeout");
-    }
+    // Counted, then late read; expired() writes late, then reads the count (all volatile): one of
+    // the two sees the other's write, so a read starting as the timeout fires is not missed.
     synchronized (this) {
       reading++;
+    }
+    if (late && !ended) {
+      synchronized (this) {
+        reading--;
+      }
+      permit.release(Outcome.DROPPED);
+      throw new IOException("request body not read within Weir's bodyReadTimeout");
     }
   }
 
