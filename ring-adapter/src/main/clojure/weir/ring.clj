@@ -169,15 +169,20 @@
 
 ;; ---------------------------------------------------------------------------------- handling
 
+(defn- as-int
+  "`x` as an int, or nil if it is not a whole number in int's range: casting one past it
+  throws, and the application's values (a status, a priority) may be any number."
+  [x]
+  (when (and (int? x) (<= Integer/MIN_VALUE x Integer/MAX_VALUE))
+    (int x)))
+
 (defn- outcome-of
   "The core rule (HttpAnswers/outcomeOf), as in the servlet filter: 503 and 504 DROPPED,
   other 5xx ERROR, the rest SUCCESS."
   [response]
-  (let [status (:status response)]
-    ;; Past int's range no status is real; casting it would throw after the answer was sent.
-    (if (and (int? status) (<= Integer/MIN_VALUE status Integer/MAX_VALUE))
-      (HttpAnswers/outcomeOf (int status))
-      Outcome/SUCCESS)))
+  (if-let [status (as-int (:status response))]
+    (HttpAnswers/outcomeOf status)
+    Outcome/SUCCESS))
 
 (defn- safe-call
   "Calls the server's respond or raise; a failure there (a client that went away) must
@@ -202,13 +207,13 @@
       (if (map? r) r (apply fallback args)))))
 
 (defn- priority-of [priority-fn request]
-  (let [p (try (priority-fn request)
-               (catch Throwable t
-                 (.log log Level/WARNING "weir.ring: :priority-fn threw; using the default tier" t)
-                 nil))]
-    ;; Range-checked before the cast, which would throw on a number past int's range.
-    (if (and (int? p) (<= 0 p (dec Priority/LEVELS)))
-      (int p)
+  (let [p (as-int (try (priority-fn request)
+                       (catch Throwable t
+                         (.log log Level/WARNING
+                               "weir.ring: :priority-fn threw; using the default tier" t)
+                         nil)))]
+    (if (and p (Priority/isValid p))
+      p
       (Priority/of (int default-tier) PriorityHeaders/DEFAULT_COHORT))))
 
 (defn- serve
