@@ -101,6 +101,28 @@ public final class Args {
     return parseDouble("--" + name, required(name), min, max);
   }
 
+  /**
+   * {@code text}, a comma-separated list of names, each one of {@code known}, trimmed and listed
+   * once.
+   *
+   * @throws IllegalArgumentException naming {@code what} and the name that is unknown or twice
+   */
+  public static List<String> parseNames(String what, String text, List<String> known) {
+    List<String> list = new ArrayList<>();
+    for (String part : text.split(",", -1)) {
+      String n = part.trim();
+      if (!known.contains(n)) {
+        throw new IllegalArgumentException(what + ": unknown '" + n + "'; choose from "
+            + String.join(",", known));
+      }
+      if (list.contains(n)) {
+        throw new IllegalArgumentException(what + " lists " + n + " twice");
+      }
+      list.add(n);
+    }
+    return List.copyOf(list);
+  }
+
   /** A comma-separated list of numbers, such as {@code 1.5,3}. */
   public List<Double> doubles(String name, List<Double> defaultValue, double min, double max) {
     if (!values.containsKey(name)) {

@@ -88,22 +88,7 @@ public final class ClosedLoopBench {
    * @throws IllegalArgumentException naming the guard that is unknown or listed twice
    */
   static List<String> guards(String given) {
-    if (given == null) {
-      return guardNames();
-    }
-    List<String> guards = new ArrayList<>();
-    for (String name : given.split(",", -1)) {
-      String g = name.trim();
-      if (!guardNames().contains(g)) {
-        throw new IllegalArgumentException("--guards: unknown guard '" + g + "'; guards are "
-            + String.join(",", guardNames()));
-      }
-      if (guards.contains(g)) {
-        throw new IllegalArgumentException("--guards lists " + g + " twice");
-      }
-      guards.add(g);
-    }
-    return List.copyOf(guards);
+    return given == null ? guardNames() : Args.parseNames("--guards", given, guardNames());
   }
 
   /** How long a server JVM may take to print its port, or to answer a mark. */

@@ -123,19 +123,7 @@ final class Settings {
     }
     String guardList = o.string("guards", null);
     if (guardList != null) {
-      List<String> guards = new ArrayList<>();
-      for (String name : guardList.split(",", -1)) {
-        String g = name.trim();
-        if (!names().contains(g)) {
-          throw new IllegalArgumentException("--guards: unknown guard '" + name
-              + "'; guards are " + String.join(",", names()));
-        }
-        if (guards.contains(g)) {
-          throw new IllegalArgumentException("--guards lists " + g + " twice");
-        }
-        guards.add(g);
-      }
-      s.guards = List.copyOf(guards);
+      s.guards = Args.parseNames("--guards", guardList, names());
     }
     s.baselineLoad = o.doubleValue("baseline", s.baselineLoad, 0, MAX_BASELINE);
     s.connections = o.intValue("connections", s.connections, 1, 1000);
