@@ -373,7 +373,7 @@ public final class Main {
     return java.util.Arrays.stream(v).max().orElse(0);
   }
 
-  private static double mean(int[] v) {
+  static double mean(int[] v) {
     return java.util.Arrays.stream(v).average().orElse(0);
   }
 

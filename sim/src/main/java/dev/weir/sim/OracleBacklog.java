@@ -77,13 +77,15 @@ final class OracleBacklog {
     double weir = Simulation.run(c.scenario, Guard.WEIR).report(Corpus.WARM, Corpus.END)
         .goodput(-1);
     double oracle = s.bestReport.goodput(-1);
-    if (!STEADY.contains(c.family) || !grows(c, s.best, s.headroom)) {
+    // The sweep keeps reports, not runs (its rows stay in memory for the whole corpus): the
+    // samples need a run again.
+    if (!STEADY.contains(c.family) || !grows(c, run(c, s.best, s.headroom))) {
       return new double[] {weir, oracle, oracle, s.best, s.best};
     }
     double best = -1;
     int bestLimit = 0;
     for (int limit : s.goodput.keySet()) {
-      if (!grows(c, limit, Oracle.CUT) && s.goodput.get(limit) > best) {
+      if (!grows(c, run(c, limit, Oracle.CUT)) && s.goodput.get(limit) > best) {
         best = s.goodput.get(limit);
         bestLimit = limit;
       }
@@ -92,19 +94,14 @@ final class OracleBacklog {
         : new double[] {weir, oracle, best, s.best, bestLimit};
   }
 
-  private static boolean grows(Corpus.Case c, int limit, double headroom) {
-    SimResult r = Simulation.run(c.scenario, "oracle",
+  private static SimResult run(Corpus.Case c, int limit, double headroom) {
+    return Simulation.run(c.scenario, "oracle",
         (t, sc) -> Oracle.shedder(t, c, limit, headroom));
-    double early = mean(r.inService(Corpus.WARM, Corpus.WARM + SPAN));
-    double late = mean(r.inService(Corpus.END - SPAN, Corpus.END));
-    return late > GROWTH * early && late > QUEUED * c.scenario.model().concurrency();
   }
 
-  private static double mean(int[] a) {
-    double s = 0;
-    for (int x : a) {
-      s += x;
-    }
-    return a.length == 0 ? 0 : s / a.length;
+  private static boolean grows(Corpus.Case c, SimResult r) {
+    double early = Main.mean(r.inService(Corpus.WARM, Corpus.WARM + SPAN));
+    double late = Main.mean(r.inService(Corpus.END - SPAN, Corpus.END));
+    return late > GROWTH * early && late > QUEUED * c.scenario.model().concurrency();
   }
 }
