@@ -85,9 +85,7 @@ final class BodyGuard extends HttpServletRequestWrapper {
       reading++;
     }
     if (late && !ended) {
-      synchronized (this) {
-        reading--;
-      }
+      exit(0); // not reading after all
       permit.release(Outcome.DROPPED);
       throw new IOException("request body not read within Weir's bodyReadTimeout");
     }
