@@ -120,6 +120,11 @@ public final class VegasLimit implements Limit {
   private long startLatencyCount;
   private long windowSuccesses;
   private int windowPeak;
+  /**
+   * The lowest limit in force during the window: the one its peak is judged against. In slow start
+   * the limit grows tick by tick, and inflight takes a round trip to follow it.
+   */
+  private int windowLimit = Integer.MAX_VALUE;
 
   // A sliding minimum of smoothed medians: one slot per eighth of the horizon.
   private final long[] minSlots = new long[8];
@@ -189,6 +194,7 @@ public final class VegasLimit implements Limit {
     windowDrops += w.drops();
     windowSuccesses += w.successes();
     windowPeak = Math.max(windowPeak, w.peakInflight());
+    windowLimit = Math.min(windowLimit, w.limit());
 
     long total = window.count() + windowDrops;
     long needed = phase == Phase.NORMAL ? minSamples
@@ -197,7 +203,7 @@ public final class VegasLimit implements Limit {
       return current();
     }
     if (total >= Math.min(needed, 5)) {
-      decide(now, w.limit());
+      decide(now);
     }
     resetWindow(now);
     return current();
@@ -216,13 +222,13 @@ public final class VegasLimit implements Limit {
     NORMAL
   }
 
-  private void decide(long now, int currentLimit) {
+  private void decide(long now) {
     long samples = window.count();
     // Latency is sampled, releases are all counted: the drop share comes from the counts.
     long total = windowSuccesses + windowDrops;
     // The limit binds when requests actually used it. A queue alone is no evidence: it also
     // stands while a backlog drains after the limit has already caught up.
-    boolean binding = windowPeak >= 0.8 * currentLimit;
+    boolean binding = windowPeak >= 0.8 * windowLimit;
     recentPeak = Math.max(windowPeak, recentPeak * PEAK_DECAY);
 
     if (windowDrops > dropTolerance * total) {
@@ -316,7 +322,7 @@ public final class VegasLimit implements Limit {
 
     // A latency rise while the limit is far from used is not ours to fix: cutting a limit nobody
     // reaches changes nothing but leaves less room for the next surge.
-    if (queue > target && windowPeak >= 0.5 * currentLimit) {
+    if (queue > target && windowPeak >= 0.5 * windowLimit) {
       if (cutStartLimit == 0) {
         cutStartLimit = limit;
         cutStartLatency = smoothed;
@@ -420,6 +426,7 @@ public final class VegasLimit implements Limit {
     windowLatencySum = 0;
     windowSuccesses = 0;
     windowPeak = 0;
+    windowLimit = Integer.MAX_VALUE;
   }
 
   @Override
