@@ -8,9 +8,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * When slow start stops for lack of demand, against hand-made windows: only when the requests did
- * not use the limit the window ran at, not because inflight had yet to follow a limit that grew
- * during the window.
+ * How slow start ends, against hand-made windows. It stops for lack of demand only when the
+ * requests did not use the limit the window ran at, not because inflight had yet to follow a limit
+ * that grew during the window. It restarts, once latency rose, at Vegas's estimate of the knee, but
+ * not below a quarter of the limit reached, however slow the windows that ended it.
  */
 class VegasLimitSlowStartTest {
   private static final long TICK = TimeUnit.MILLISECONDS.toNanos(100);
@@ -19,8 +20,11 @@ class VegasLimitSlowStartTest {
   private final VegasLimit v = VegasLimit.builder().build();
   private long now;
 
-  /** A tick at {@code limit} whose inflight peaked at {@code peak}: answers of about 100 ms. */
-  private static ControlWindow window(long now, int limit, int peak, int samples) {
+  /**
+   * A tick at {@code limit} whose inflight peaked at {@code peak}: {@code samples} answers took
+   * about {@code latency}, with a spread of 8%.
+   */
+  private static ControlWindow window(long now, int limit, int peak, long latency, int samples) {
     ControlWindow w = new ControlWindow();
     w.nowNanos = now;
     w.intervalNanos = TICK;
@@ -30,27 +34,45 @@ class VegasLimitSlowStartTest {
     w.successes = samples;
     w.admitted = samples;
     for (int i = 0; i < samples; i++) {
-      w.latencies.record(100 * MS + (i % 5) * 2 * MS);
+      w.latencies.record(latency + (i % 5) * latency / 50);
     }
     return w;
   }
 
-  /** The first window, at the initial limit, fully used; returns the limit after it. */
-  private int measure() {
+  /** The next tick: every permit in use, answers of about {@code latency}; the limit after it. */
+  private int busy(int limit, long latency, int samples) {
     now += TICK;
-    return v.update(window(now, 4, 4, 60));
+    return v.update(window(now, limit, limit, latency, samples));
+  }
+
+  /** Slow start on a 100 ms service until the limit reaches 64; returns the limit reached. */
+  private int growTo64() {
+    int limit = busy(4, 100 * MS, 60);
+    for (int i = 0; i < 100 && limit < 64; i++) {
+      limit = busy(limit, 100 * MS, Math.max(20, limit));
+    }
+    assertTrue(limit >= 64, "slow start stopped at " + limit);
+    return limit;
+  }
+
+  /** Two windows of answers at {@code latency} from {@code limit}; returns the limit after them. */
+  private int endSlowStart(int limit, long latency) {
+    for (int i = 0; i < 2; i++) {
+      limit = busy(limit, latency, 40);
+    }
+    return limit;
   }
 
   @Test
   void slowStartGoesOnWhileInflightFollowsTheLimitATickLate() {
-    int limit = measure();
+    int limit = busy(4, 100 * MS, 60);
     int before = limit;
     // Each tick's inflight reaches the limit of the tick before: the requests admitted under a
     // raised limit take a tick to arrive. Each slow-start window (20 answers) spans two ticks, the
     // limit grows in the first, and the window's peak is the limit it began at.
     for (int i = 0; i < 40 && limit < 64; i++) {
       now += TICK;
-      int next = v.update(window(now, limit, before, 10));
+      int next = v.update(window(now, limit, before, 100 * MS, 10));
       before = limit;
       limit = next;
     }
@@ -59,19 +81,37 @@ class VegasLimitSlowStartTest {
 
   @Test
   void slowStartStopsWhenDemandIsMetBelowTheLimitTheWindowRanAt() {
-    int limit = measure();
+    int limit = busy(4, 100 * MS, 60);
     // Demand for 3 in flight under a limit of 4, whatever the limit: slow start stops growing it.
     for (int i = 0; i < 40; i++) {
       now += TICK;
-      limit = v.update(window(now, limit, 3, 20));
+      limit = v.update(window(now, limit, 3, 100 * MS, 20));
     }
     assertEquals(4, limit);
     // Once it has stopped, a surge is met by Vegas's additive growth, not by doubling: ten
     // windows of 100 answers with every permit in use.
     for (int i = 0; i < 10; i++) {
-      now += TICK;
-      limit = v.update(window(now, limit, limit, 100));
+      limit = busy(limit, 100 * MS, 100);
     }
     assertTrue(limit < 4 << 5, "still doubling after demand was met: " + limit);
+  }
+
+  @Test
+  void aStallAsSlowStartEndsRestartsTheLimitAtAQuarterOfWhatItReached() {
+    int reached = growTo64();
+    // A 1 s stall: every answer of the two windows that end slow start ten times slower. Vegas's
+    // estimate reads a queue of nine tenths of the limit; slow start cannot have overshot that far.
+    int limit = endSlowStart(reached, 1000 * MS);
+    assertTrue(limit <= reached / 2, "slow start did not end: " + limit + " of " + reached);
+    assertTrue(limit >= reached / 4, "restarted at " + limit + " of " + reached);
+  }
+
+  @Test
+  void anOvershootRestartsAtVegassEstimate() {
+    int reached = growTo64();
+    // Latency 2.5 times the start-up's: Vegas reads a knee at 0.4 of the limit, inside the bounds.
+    int limit = endSlowStart(reached, 250 * MS);
+    assertTrue(Math.abs(limit - 0.4 * reached) <= 0.05 * reached,
+        "restarted at " + limit + " of " + reached + ", not at 0.4 of it");
   }
 }
