@@ -21,8 +21,9 @@ final class ResponseText {
   private static final DateTimeFormatter IMF_FIXDATE =
       DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", Locale.US);
 
+  /** The attributes the container names itself, in its spelling and order; others follow. */
   private static final List<String> COOKIE_ORDER =
-      List.of("Path", "Domain", "Max-Age", "Secure", "HttpOnly");
+      List.of("Path", "Domain", "Max-Age", "Secure", "HttpOnly", "SameSite");
 
   private ResponseText() {}
 
@@ -73,7 +74,9 @@ final class ResponseText {
         names.add(known);
       }
     }
-    attributes.keySet().stream().filter(n -> !COOKIE_ORDER.contains(n)).forEach(names::add);
+    attributes.keySet().stream()
+        .filter(n -> COOKIE_ORDER.stream().noneMatch(n::equalsIgnoreCase))
+        .forEach(names::add);
     for (String name : names) {
       String value = attributes.get(name);
       if (name.equals("Max-Age") && value != null) {

@@ -282,6 +282,13 @@ class BoundedParityHttpTest {
       c.setAttribute("SameSite", "Lax");
       res.addCookie(c);
     });
+    add("headerViewOfCookieAttributesInLowerCase", (seen, req, res) -> {
+      Cookie c = new Cookie("k", "v");
+      c.setAttribute("path", "/");
+      c.setAttribute("samesite", "Lax");
+      res.addCookie(c);
+      seen.add("Set-Cookie " + res.getHeaders("Set-Cookie"));
+    });
     add("cookieReused", (seen, req, res) -> {
       Cookie c = new Cookie("step", "1");
       res.addCookie(c);
