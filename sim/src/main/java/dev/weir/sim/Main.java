@@ -6,29 +6,11 @@ import java.util.Locale;
 import java.util.function.Supplier;
 
 /**
- * The simulator's command line ({@link #USAGE}): a bad or extra argument is an error, exit
- * status 2, before anything runs.
- *
- * <pre>
- *   Main                      the comparison table for S2, S3 and S4, every guard
- *   Main S3 [guard]           one scenario's per-tier table (guard: weir, fixed-ideal,
- *                             vegas-only, none; default weir)
- *   Main check                S1 to S10 against their bars, with the measured values
- *   Main list                 the scenarios
- *   Main corpus [FAMILY] [--list] [--experiment] [--stream N]
- *                             the scorecard of the generated corpus (docs/corpus.md): per family,
- *                             overall and held out, Weir, vegas-only and no guard against the
- *                             oracle; FAMILY (or "heldout") for part of it; --list adds one block
- *                             per scenario; --experiment adds the experimental contenders;
- *                             --stream N the same scenarios with the runs' seeds offset by N
- *   Main corpus families      the families, and their scenarios
- *   Main oracle-backlog [--stream N]
- *                             the steady scenarios where the oracle's backlog grows through the
- *                             window, and Weir's goodput share against a stable oracle too
- * </pre>
+ * The simulator's command line: the commands are listed once, in {@link #USAGE}, which {@code
+ * --help} prints. A bad or extra argument is an error, exit status 2, before anything runs.
  */
 public final class Main {
-  /** The class comment's list, for {@code --help} and after an error. */
+  /** The commands, printed for {@code --help} and after an error. */
   static final String USAGE = String.join("\n",
       "Usage: bin/simulate [command]",
       "  (none), compare           the comparison table for S2, S3 and S4, every guard",
