@@ -8,10 +8,12 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * How slow start ends, against hand-made windows. It stops for lack of demand only when the
- * requests did not use the limit the window ran at, not because inflight had yet to follow a limit
- * that grew during the window. It restarts, once latency rose, at Vegas's estimate of the knee, but
- * not below a quarter of the limit reached, however slow the windows that ended it.
+ * How slow start grows and ends, against hand-made windows. Where the arrivals need more in flight
+ * than a doubling per round trip gives, it grows toward their demand a tick at a time. It stops for
+ * lack of demand only when the requests did not use the limit the window ran at, not because
+ * inflight had yet to follow a limit that grew during the window. It restarts, once latency rose,
+ * at Vegas's estimate of the knee, but not below a quarter of the limit reached, however slow the
+ * windows that ended it.
  */
 class VegasLimitSlowStartTest {
   private static final long TICK = TimeUnit.MILLISECONDS.toNanos(100);
@@ -77,6 +79,27 @@ class VegasLimitSlowStartTest {
       limit = next;
     }
     assertTrue(limit >= 64, "slow start stopped at " + limit);
+  }
+
+  @Test
+  void onASlowServiceSlowStartGrowsTowardTheArrivalsDemandATickAtATime() {
+    long latency = 500 * MS;
+    int limit = busy(4, latency, 60);
+    // 100 arrivals a tick (1,000 a second) at 500 ms hold 500 in flight; the answers that come
+    // back in a tick are a fifth of the limit, so doubling per round trip would take about 26
+    // ticks to get there. Each tick may at most double the limit, and none overshoots the demand.
+    int ticks = 0;
+    for (; ticks < 40 && limit < 500; ticks++) {
+      now += TICK;
+      ControlWindow w = window(now, limit, limit, latency, Math.max(1, limit / 5));
+      w.arrivals = 100;
+      int next = v.update(w);
+      assertTrue(next <= 2 * limit, "more than a doubling in a tick: " + limit + " to " + next);
+      assertTrue(next <= 500 + limit / 5, "past the demand: " + next);
+      limit = next;
+    }
+    assertTrue(limit >= 500, "slow start stopped at " + limit);
+    assertTrue(ticks <= 8, "took " + ticks + " ticks to reach the demand");
   }
 
   @Test

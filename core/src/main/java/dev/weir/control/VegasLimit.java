@@ -20,9 +20,11 @@ import java.time.Duration;
  *
  * <p><b>Start.</b> The limit starts low (4), so the first window (60 samples) measures the
  * service's latency with little queueing. Then, as in TCP's slow start, every answer no slower
- * than half as much again as the start-up windows' median raises the limit by one (at most a
- * doubling a tick), until the median of a window (20 samples) exceeds that twice in a row. So
- * the limit doubles once a round trip of the service, however slow. It then restarts at Vegas's
+ * than half as much again as the start-up windows' median raises the limit by one, or the limit
+ * grows straight toward what the arrivals would hold in flight at the start-up's mean latency, if
+ * that is more (at most a doubling a tick either way), until the median of a window (20 samples)
+ * exceeds that twice in a row. So the limit doubles at least once a round trip of the service,
+ * however slow. It then restarts at Vegas's
  * estimate of the service's concurrency ({@code limit * latency below the knee / latency}, from
  * mean latencies, since a queue's wait grows with the mean service time, not the median), between
  * a quarter and a half of the limit reached (a stall as slow start ends reads as a deep queue), and
@@ -352,7 +354,10 @@ public final class VegasLimit implements Limit {
    * Slow start by acknowledgement, as TCP's: while the limit binds, each answer no slower than
    * {@value #SLOW_START_EXIT} times the start-up baseline raises the limit by one, so the limit
    * doubles once a round trip of the service however slow it is, and stops growing by itself once
-   * answers queue. At most a doubling a tick, so a fast service grows no faster than that.
+   * answers queue. Where the arrivals would hold more in flight than that at the start-up's mean
+   * latency (Little's law), it grows straight toward that demand instead: a round trip of a slow
+   * service is long, and doubling once per round trip from 4 to the hundreds a wide slow pool
+   * needs takes seconds of shedding. At most a doubling a tick either way.
    */
   private void slowStart(ControlWindow w) {
     long samples = w.latencySamples();
@@ -365,8 +370,14 @@ public final class VegasLimit implements Limit {
       fast += w.latencyCount(b);
     }
     // Latency is sampled, answers are all counted: scale the fast share up to every answer.
-    double answers = (double) fast * Math.max(w.successes(), samples) / samples;
-    limit = Math.min(maxLimit, limit + Math.min(limit, answers));
+    double grow = (double) fast * Math.max(w.successes(), samples) / samples;
+    if (startLatencyCount > 0 && w.intervalNanos() > 0) {
+      // Little's law: what the arrivals would hold in flight at the start-up's mean latency.
+      double demand =
+          (double) w.arrivals() / w.intervalNanos() * startLatencySum / startLatencyCount;
+      grow = Math.max(grow, demand - limit);
+    }
+    limit = Math.min(maxLimit, limit + Math.min(limit, grow));
   }
 
   /**
