@@ -24,14 +24,13 @@ import java.time.Duration;
  * grows straight toward what the arrivals would hold in flight at the start-up's mean latency, if
  * that is more (at most a doubling a tick either way), until the median of a window (20 samples)
  * exceeds that twice in a row. So the limit doubles at least once a round trip of the service,
- * however slow. It then restarts at Vegas's
- * estimate of the service's concurrency ({@code limit * latency below the knee / latency}, from
- * mean latencies, since a queue's wait grows with the mean service time, not the median), between
- * a quarter and a half of the limit reached (a stall as slow start ends reads as a deep queue), and
- * takes the median of all the start-up windows before the rise as the baseline: latency measured
- * below the knee, which no later window at the restarted limit can measure if that limit is above
- * the knee. Full windows take over from it after an eighth of the baseline horizon (at least two
- * windows).
+ * however slow. It then restarts at Vegas's estimate of the service's concurrency ({@code limit *
+ * latency below the knee / latency}, from mean latencies, since a queue's wait grows with the mean
+ * service time, not the median), between a quarter and a half of the limit reached (a stall as
+ * slow start ends reads as a deep queue), and takes the median of all the start-up windows before
+ * the rise as the baseline: latency measured below the knee, which no later window at the
+ * restarted limit can measure if that limit is above the knee. Full windows take over from it
+ * after an eighth of the baseline horizon (at least two windows).
  *
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
