@@ -130,9 +130,11 @@ public final class LoadShedder implements AutoCloseable {
   public int limit() { return admission.credits.limit(); }
 
   /**
-   * Permits currently held. Exact when no permit is being taken or given back at the moment of
-   * the call; otherwise a moment's estimate, never negative, that may be off by the permits moving
-   * meanwhile.
+   * Permits currently held: a moment's estimate, never negative. Exact while no credit moves; a
+   * permit taken or given back at the moment of the call, or the shedder's tick moving credits
+   * cached per thread back to the shared pool, can make it off by the credits moving (for an
+   * instant, a quiet shedder can show one more than it holds). For metrics; to wait for a shedder
+   * to drain, poll until it reads zero.
    */
   public int inflight() { return admission.credits.held(); }
 

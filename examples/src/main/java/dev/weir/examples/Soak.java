@@ -200,21 +200,17 @@ public final class Soak {
       load.shutdownNow();
       load.awaitTermination(5, TimeUnit.SECONDS);
       jetty.stop(); // aborts the slow bodies and anything else still open
-      // Drain: every permit comes back within the request timeout plus the watchdog's grace.
+      // Drain: every permit comes back within the request timeout plus the watchdog's grace. The
+      // routes are read once a pass and the pass that finds them drained is the one reported:
+      // inflight() is a moment's estimate, and a second read could catch a tick mid-rebalance.
       long drainBy = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (System.nanoTime() < drainBy && !filter.shedders().values().stream()
-          .allMatch(s -> s.inflight() == 0 && s.queued() == 0)) {
+      Map<String, Route> routes = routes(filter);
+      while (System.nanoTime() < drainBy && !routes.values().stream()
+          .allMatch(r -> r.inflight() == 0 && r.queued() == 0)) {
         TimeUnit.MILLISECONDS.sleep(50); // polling for the end state, bounded
+        routes = routes(filter);
       }
       samples.add(sample(start));
-      Map<String, Route> routes = new LinkedHashMap<>();
-      filter.snapshots().forEach((key, snap) -> {
-        LoadShedder s = filter.shedders().get(key);
-        long released = snap.total(Snapshot.Counter.SUCCEEDED)
-            + snap.total(Snapshot.Counter.FAILED) + snap.total(Snapshot.Counter.DROPPED);
-        routes.put(key, new Route(snap.total(Snapshot.Counter.ADMITTED), released,
-            s.inflight(), s.queued()));
-      });
       Summary summary = new Summary(routes, samples, sent.get(), statuses);
       if (print) {
         print(duration, summary);
@@ -368,5 +364,18 @@ public final class Soak {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** Each route's admitted and released permits, inflight and queued, read in one pass. */
+  private static Map<String, Route> routes(WeirFilter filter) {
+    Map<String, Route> routes = new LinkedHashMap<>();
+    filter.snapshots().forEach((key, snap) -> {
+      LoadShedder s = filter.shedders().get(key);
+      long released = snap.total(Snapshot.Counter.SUCCEEDED)
+          + snap.total(Snapshot.Counter.FAILED) + snap.total(Snapshot.Counter.DROPPED);
+      routes.put(key, new Route(snap.total(Snapshot.Counter.ADMITTED), released,
+          s.inflight(), s.queued()));
+    });
+    return routes;
   }
 }

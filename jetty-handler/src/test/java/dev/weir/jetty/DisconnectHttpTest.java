@@ -60,7 +60,7 @@ class DisconnectHttpTest {
         .timeout(WAIT.toSeconds(), TimeUnit.SECONDS).send(first::complete);
     await(() -> held.get() != null, WAIT, () -> "not held");
     LoadShedder shedder = weir.shedders().get(WeirHandler.SINGLE_ROUTE);
-    assertEquals(1, shedder.inflight());
+    await(() -> shedder.inflight() == 1, WAIT, () -> "held " + shedder.inflight());
     return shedder;
   }
 

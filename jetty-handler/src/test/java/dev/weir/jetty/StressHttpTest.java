@@ -143,8 +143,6 @@ class StressHttpTest {
             + snap.total(Snapshot.Counter.QUEUE_TIMEOUT);
         assertEquals(sent, admitted + rejected, snap.toString());
         assertTrue(rejected > 0 && admitted > sent / 4, snap.toString());
-        assertEquals(0, shedder.inflight());
-        assertEquals(0, shedder.queued());
       } finally {
         clients.shutdownNow();
         h1.stop();

@@ -1,7 +1,5 @@
 package dev.weir.jetty;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import dev.weir.ControlWindow;
 import dev.weir.LoadShedder;
 import dev.weir.Priority;
@@ -122,14 +120,15 @@ final class Support {
     }
   }
 
-  /** Asserts every shedder of {@code handler} gets back to nothing held and nothing queued. */
+  /**
+   * Asserts every shedder of {@code handler} gets back to nothing held and nothing queued, once: the
+   * await is the assertion. A shedder's {@code inflight()} is a moment's estimate, and its tick
+   * moving a cached credit back to the shared pool can show one more for an instant, so a second
+   * read after the first zero could see that instant.
+   */
   static void assertDrained(WeirHandler handler) {
     await(() -> handler.shedders().values().stream()
             .allMatch(s -> s.inflight() == 0 && s.queued() == 0),
         Duration.ofSeconds(10), () -> "shedders not drained: " + handler.snapshots());
-    for (LoadShedder s : handler.shedders().values()) {
-      assertEquals(0, s.inflight(), s.name() + " inflight");
-      assertEquals(0, s.queued(), s.name() + " queued");
-    }
   }
 }

@@ -192,7 +192,8 @@ class ChaosHttpTest {
       assertTrue(tookMs >= 450 && tookMs < 5_000, "answered after " + tookMs + "ms");
       assertTrue(appIn.getCount() == 0 && appDone.getCount() == 1, "app still working");
       LoadShedder shedder = filter.shedders().get("GET /slow");
-      assertEquals(1, shedder.inflight(), "the permit is held while the app's thread is busy");
+      await(() -> shedder.inflight() == 1, WAIT,
+          () -> "the permit is held while the app's thread is busy: " + shedder.inflight());
 
       appGo.countDown();
       assertTrue(appDone.await(10, TimeUnit.SECONDS));

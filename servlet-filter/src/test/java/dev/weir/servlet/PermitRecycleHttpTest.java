@@ -83,7 +83,6 @@ class PermitRecycleHttpTest {
         for (int t = 0; t < Priority.TIERS; t++) {
           succeeded += shedder.count(Snapshot.Counter.SUCCEEDED, t);
         }
-        assertEquals(0, shedder.inflight());
       }
       assertEquals(SEQUENTIAL + CONCURRENT, succeeded, "every permit released once, as a success");
     }

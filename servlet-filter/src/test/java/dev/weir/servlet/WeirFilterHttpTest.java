@@ -133,7 +133,7 @@ class WeirFilterHttpTest {
         int expected = queued.size();
         await(() -> shedder.queued() == expected, WAIT, () -> "queued " + shedder.queued());
       }
-      assertEquals(1, shedder.inflight());
+      await(() -> shedder.inflight() == 1, WAIT, () -> "held " + shedder.inflight());
       releaseFirst.countDown();
       assertEquals(200, first.get(20, TimeUnit.SECONDS).statusCode());
       for (CompletableFuture<HttpResponse<String>> f : queued) {
@@ -282,7 +282,8 @@ class WeirFilterHttpTest {
       // Let at least two control ticks (>= 200ms) pass: the permit must still be held.
       long ticks = limit.ticks.get();
       await(() -> limit.ticks.get() >= ticks + 2, WAIT, () -> "no control ticks");
-      assertEquals(1, shedder.inflight(), "permit released before the async completion");
+      await(() -> shedder.inflight() == 1, WAIT,
+          () -> "permit released before the async completion: " + shedder.inflight());
       assertFalse(r.isDone());
       finish.countDown();
       HttpResponse<String> done = r.get(20, TimeUnit.SECONDS);
@@ -336,7 +337,7 @@ class WeirFilterHttpTest {
       // The application's own async cycle follows ours: the permit stays held.
       await(() -> shedder.snapshot().total(Snapshot.Counter.SUCCEEDED) == 1, WAIT,
           () -> "first not released");
-      assertEquals(1, shedder.inflight());
+      await(() -> shedder.inflight() == 1, WAIT, () -> "held " + shedder.inflight());
       assertFalse(queued.isDone());
       finish.countDown();
       HttpResponse<String> r = queued.get(20, TimeUnit.SECONDS);
