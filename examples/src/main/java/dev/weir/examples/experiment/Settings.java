@@ -11,7 +11,7 @@ import java.nio.file.InvalidPathException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 
@@ -102,15 +102,9 @@ final class Settings {
     }
     String endpointList = o.string("endpoints", null);
     if (endpointList != null) {
-      List<Endpoint> endpoints = new ArrayList<>();
-      for (String key : endpointList.split(",", -1)) {
-        Endpoint e = Endpoint.of(key);
-        if (endpoints.contains(e)) {
-          throw new IllegalArgumentException("--endpoints lists " + e.key + " twice");
-        }
-        endpoints.add(e);
-      }
-      s.endpoints = List.copyOf(endpoints);
+      List<String> keys = Arrays.stream(Endpoint.values()).map(e -> e.key).toList();
+      s.endpoints = Args.parseNames("--endpoints", endpointList, keys).stream()
+          .map(Endpoint::of).toList();
     }
     s.seconds = o.intValue("seconds", s.seconds, 1, 600);
     s.warmupSeconds = o.intValue("warmup", s.warmupSeconds, 0, 600);
