@@ -38,7 +38,7 @@ final class Settings {
           + ", about 4 ms of CPU",
       "                    on a 2-core VM)",
       "  --compute-capacity N  /compute's capacity in req/s (default: measured closed-loop, no",
-      "                    guard, for 3 s after a 2 s warm-up)",
+      "                    guard, for 40 s: the best 5 s)",
       "  --timeout-ms N    client timeout (default 1000)",
       "  --seed N          seed of arrivals, tiers, users and service times (default 42)",
       "  --runs N          runs of every guard at the goals' loads, 1.5x and 3x, the i-th with",
@@ -47,7 +47,7 @@ final class Settings {
           + " reports/overload-experiment.html; 'none' for no report); checked, and its",
       "                    directory created, before the run",
       "  --quick           a smoke run of about a minute and a half: --loads 1.5,3 --seconds 1",
-      "                    --warmup 1 --runs 1, a 1 s capacity probe after 1 s of warm-up",
+      "                    --warmup 1 --runs 1, a 2 s capacity probe",
       "  --help            this text");
   /** The most requests per second the experiment's client is asked to send. */
   static final double MAX_RATE = 20_000;
@@ -68,8 +68,8 @@ final class Settings {
   int computeRounds = Compute.DEFAULT_ROUNDS;
   /** /compute's capacity in requests per second; 0: measure it. */
   double computeCapacity = 0;
-  int probeWarmupSeconds = 2;
-  int probeSeconds = 3;
+  /** The capacity probe's length: a cold JVM's rate rises for 15 to 40 s (CapacityProbe). */
+  int probeSeconds = 40;
   int timeoutMillis = 1000;
   long seed = 42;
   int runs = 3;
@@ -97,8 +97,7 @@ final class Settings {
       // Not 0: the first point of the run would measure a cold JVM (0 ok/s in one run).
       s.warmupSeconds = 1;
       s.runs = 1;
-      s.probeWarmupSeconds = 1;
-      s.probeSeconds = 1;
+      s.probeSeconds = 2;
     }
     String endpointList = o.string("endpoints", null);
     if (endpointList != null) {

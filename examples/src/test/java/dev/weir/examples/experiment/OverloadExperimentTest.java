@@ -70,7 +70,7 @@ class OverloadExperimentTest {
 
   @Test
   void computeIsMeasuredClosedLoopThenLoadedAtMultiplesOfWhatWasMeasured() throws Exception {
-    // --quick: a 1 s probe after 1 s of warm-up; ~1 ms requests, so the loads stay modest.
+    // --quick: a 2 s probe; ~1 ms requests, so the loads stay modest.
     Settings s = Settings.parse(new String[] {"--quick", "--endpoints", "compute",
         "--guards", "jetty-qos,weir", "--loads", "0.5", "--compute-rounds", "400000",
         "--baseline", "0", "--html", "none"});
@@ -193,12 +193,12 @@ class OverloadExperimentTest {
     assertEquals(List.of(Endpoint.WORK, Endpoint.COMPUTE), full.endpoints);
     int guards = full.guards.size();
     // 2 endpoints x (guards x (6 loads + 2 x 2 repeats) + 1 baseline) x (2 + 6 + 1) s, plus
-    // the probe's 2 + 3 + 1 s: 18 minutes with six guards.
-    assertEquals(2 * (guards * (6 + 4) + 1) * 9 + 6, OverloadExperiment.expectedSeconds(full));
+    // the probe's 40 + 1 s: 22 minutes with seven guards.
+    assertEquals(2 * (guards * (6 + 4) + 1) * 9 + 41, OverloadExperiment.expectedSeconds(full));
     Settings quick = Settings.parse(new String[] {"--quick", "--html", "none"});
     // A second of warm-up, or the first point measures a cold JVM.
     assertEquals(1, quick.warmupSeconds);
-    // 2 endpoints x (guards x 2 loads + 1) x (1 + 1 + 1) s, plus the probe's 1 + 1 + 1 s.
+    // 2 endpoints x (guards x 2 loads + 1) x (1 + 1 + 1) s, plus the probe's 2 + 1 s.
     assertEquals(2 * (guards * 2 + 1) * 3 + 3, OverloadExperiment.expectedSeconds(quick));
     assertEquals("18 minutes", OverloadExperiment.duration(2 * (6 * 10 + 1) * 9 + 6));
     assertEquals("93 s", OverloadExperiment.duration(2 * (7 * 2 + 1) * 3 + 3));
