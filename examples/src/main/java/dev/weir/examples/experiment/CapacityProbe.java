@@ -20,7 +20,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  *
  * <p>The best window, not the last or the mean: the probe runs first, in a cold JVM, and the rate
  * keeps rising for 15 to 40 seconds while the JIT compiles the server, the client and the work
- * (for {@code GET /compute} on the 2-core machine, from about 220 requests a second in the first
+ * (for {@code GET /compute} on the 2-core machine, from about 210 requests a second in the first
  * second to about 440), with dips of 10-20% from second to second on the way. A closed loop's rate
  * is never above what the server can serve, so the best window reads the warm server, and a dip
  * does not; a rate measured on the way up set every later load below what its label says.
