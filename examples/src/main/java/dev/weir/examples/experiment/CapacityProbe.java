@@ -45,6 +45,7 @@ final class CapacityProbe {
    * {@code concurrency} closed-loop clients.
    *
    * @throws IllegalArgumentException if {@code seconds} or {@code concurrency} is below 1
+   * @throws InterruptedException if interrupted while counting
    * @throws Exception if the client cannot start or stop
    */
   static double measure(URI target, int concurrency, int seconds) throws Exception {
@@ -77,6 +78,9 @@ final class CapacityProbe {
         long end = start + (s + 1) * SECOND;
         for (long left = end - System.nanoTime(); left > 0; left = end - System.nanoTime()) {
           LockSupport.parkNanos(left);
+          if (Thread.interrupted()) {
+            throw new InterruptedException(); // else parkNanos returns at once: a busy spin
+          }
         }
         long now = ok.get();
         perSecond[s] = now - last;
