@@ -11,9 +11,9 @@ import java.util.Set;
 import java.util.function.DoubleUnaryOperator;
 
 /**
- * A corpus of generated scenarios across service shapes, sizes, loads, tier mixes and capacity
- * changes, for judging adaptive control on services it was not tuned on. Every scenario is drawn
- * from a fixed seed: the corpus is the same on every run.
+ * A corpus of generated scenarios across service shapes, sizes, loads, tier mixes, capacity
+ * changes and cold starts, for judging adaptive control on services it was not tuned on. Every
+ * scenario is drawn from a fixed seed: the corpus is the same on every run.
  *
  * <p>Each family draws {@value #PER_FAMILY} scenarios; the last {@value #HELD_OUT_PER_FAMILY} of
  * each (their own seeds) are held out, and the whole {@code mixed-pareto} family is held out: not
@@ -46,10 +46,13 @@ public final class Corpus {
 
   private static final double[] LOADS = {0.5, 0.8, 1.2, 1.5, 2, 3, 5};
 
-  /** The families, in order. */
+  /**
+   * The families, in order. A family's seeds come from its index, so a new family goes last and
+   * every other keeps its scenarios.
+   */
   public static final List<String> FAMILIES = List.of("pool-lognormal", "pool-pareto",
       "pool-bimodal", "cpu", "mixed", "capacity-step", "capacity-ramp", "gc-stall", "load-shape",
-      "single-tier", HELD_OUT_FAMILY);
+      "single-tier", HELD_OUT_FAMILY, "cold-start");
 
   private Corpus() {}
 
@@ -240,6 +243,12 @@ public final class Corpus {
           loadAt = t -> cap * (0.3 + (peak - 0.3) * Math.min(1, t / END));
           load = peak;
         }
+        break;
+      case "cold-start":
+        // A JVM service taking traffic before its JIT has compiled the hot path: CPU-bound or a
+        // CPU stage before a pool, 5-20 times slower until 0.25-1 s of one core's CPU warm it.
+        model = (r.nextBoolean() ? cpu(r) : mixed(r, Dist.lognormal(1, 0.5)))
+            .withColdStart(pick(r, 0.05, 0.1, 0.2), pick(r, 0.25, 0.5, 1.0));
         break;
       case "single-tier":
         model = any(r);

@@ -23,6 +23,10 @@ import java.util.SplittableRandom;
  *       nothing (the workers wait on something other than the CPU that answers the 429).
  *   <li><b>Mixed</b> ({@link #mixed}): the CPU stage, then the pool stage (a request parses and
  *       computes on shared cores, then calls a downstream through a bounded pool).
+ *   <li><b>Cold start</b> ({@link #withColdStart}): the CPU stage runs slow until a fixed amount of
+ *       warm-up work is done, as a JVM's code runs interpreted until its JIT compiler has compiled
+ *       it. The warm-up is one more job on the shared cores, so every request or rejection in
+ *       service slows it: a service that admits too much while cold stays cold.
  * </ul>
  *
  * <p>The work of each request is drawn at its arrival from a stream of its own, so every guard
@@ -38,42 +42,74 @@ public final class ServiceModel {
   private final Dist pool;
   private final double rejectCpu;
   private final Speed speed;
+  /** The CPU stage's speed until warm: 1 for a service that starts warm. */
+  private final double coldSpeed;
+  /** The CPU seconds, at full speed on one core, that warming the service takes. */
+  private final double warmUpCpu;
 
   private ServiceModel(int cores, Dist cpu, int workers, Dist pool, double rejectCpu,
-      Speed speed) {
+      Speed speed, double coldSpeed, double warmUpCpu) {
     this.cores = cores;
     this.cpu = cpu;
     this.workers = workers;
     this.pool = pool;
     this.rejectCpu = rejectCpu;
     this.speed = speed;
+    this.coldSpeed = coldSpeed;
+    this.warmUpCpu = warmUpCpu;
   }
 
   /** Processor sharing on {@code cores} cores, {@code cpu} seconds of CPU per request. */
   public static ServiceModel cpu(int cores, Dist cpu) {
     return new ServiceModel(check(cores, "cores"), cpu, 0, null, DEFAULT_REJECT_CPU,
-        Speed.constant());
+        Speed.constant(), 1, 0);
   }
 
   /** A pool of {@code workers} workers, {@code work} seconds per request. */
   public static ServiceModel pool(int workers, Dist work) {
-    return new ServiceModel(0, null, check(workers, "workers"), work, 0, Speed.constant());
+    return new ServiceModel(0, null, check(workers, "workers"), work, 0, Speed.constant(), 1, 0);
   }
 
   /** A CPU stage on {@code cores} cores, then a pool stage of {@code workers} workers. */
   public static ServiceModel mixed(int cores, Dist cpu, int workers, Dist pool) {
     return new ServiceModel(check(cores, "cores"), cpu, check(workers, "workers"), pool,
-        DEFAULT_REJECT_CPU, Speed.constant());
+        DEFAULT_REJECT_CPU, Speed.constant(), 1, 0);
   }
 
   /** The same service with another speed over time. */
   public ServiceModel withSpeed(Speed s) {
-    return new ServiceModel(cores, cpu, workers, pool, rejectCpu, s);
+    if (coldSpeed < 1 && !s.isConstant()) {
+      throw new IllegalArgumentException("a cold start needs a constant speed");
+    }
+    return new ServiceModel(cores, cpu, workers, pool, rejectCpu, s, coldSpeed, warmUpCpu);
   }
 
   /** The same service with another CPU cost per rejection (seconds; only with a CPU stage). */
   public ServiceModel withRejectCpu(double seconds) {
-    return new ServiceModel(cores, cpu, workers, pool, seconds, speed);
+    return new ServiceModel(cores, cpu, workers, pool, seconds, speed, coldSpeed, warmUpCpu);
+  }
+
+  /**
+   * The same service starting cold: its CPU stage runs at {@code factor} of full speed (in (0, 1))
+   * until warm, then at full speed. Warming takes {@code cpuSeconds} of one core's CPU, as one more
+   * job on the shared cores: alone on an idle service it takes {@code cpuSeconds}; beside n
+   * requests or rejections on K cores (n + 1 > K), about {@code cpuSeconds * (n + 1) / K}. Needs a
+   * CPU stage and a constant speed.
+   */
+  public ServiceModel withColdStart(double factor, double cpuSeconds) {
+    if (!hasCpu() || !speed.isConstant()) {
+      throw new IllegalArgumentException("a cold start needs a CPU stage and a constant speed");
+    }
+    if (!(factor > 0 && factor < 1) || !(cpuSeconds > 0)) {
+      throw new IllegalArgumentException("cold speed must be in (0, 1) and warm-up CPU positive, "
+          + "were " + factor + " and " + cpuSeconds);
+    }
+    return new ServiceModel(cores, cpu, workers, pool, rejectCpu, speed, factor, cpuSeconds);
+  }
+
+  /** Whether the service starts cold ({@link #withColdStart}). */
+  public boolean startsCold() {
+    return coldSpeed < 1;
   }
 
   private static int check(int n, String what) {
@@ -172,6 +208,10 @@ public final class ServiceModel {
     if (!speed.isConstant()) {
       sb.append("; speed ").append(speed);
     }
+    if (startsCold()) {
+      sb.append(String.format(Locale.ROOT, "; cold at %.2fx until %.1f s of CPU warm it",
+          coldSpeed, warmUpCpu));
+    }
     return sb.toString();
   }
 
@@ -179,6 +219,16 @@ public final class ServiceModel {
   Service create(VirtualTime time, SplittableRandom random) {
     Stage cpuStage = hasCpu() ? new Stage(time, cores, Integer.MAX_VALUE) : null;
     Stage poolStage = hasPool() ? new Stage(time, 0, workers) : null;
+    // The warm-up job, while it runs: it is in the CPU stage but is no request.
+    boolean[] warming = {startsCold()};
+    if (warming[0]) {
+      cpuStage.setSpeed(coldSpeed);
+      // Its work is at the stage's speed: at the cold speed, warmUpCpu alone.
+      cpuStage.add(warmUpCpu * coldSpeed, () -> {
+        warming[0] = false;
+        cpuStage.setSpeed(speed.at(0));
+      });
+    }
     for (double t : speed.changes()) {
       if (t > 0) {
         double v = speed.at(t);
@@ -220,7 +270,8 @@ public final class ServiceModel {
 
       @Override
       public int inService() {
-        return (cpuStage == null ? 0 : cpuStage.size()) + (poolStage == null ? 0 : poolStage.size());
+        return (cpuStage == null ? 0 : cpuStage.size()) + (poolStage == null ? 0 : poolStage.size())
+            - (warming[0] ? 1 : 0);
       }
     };
   }

@@ -1,6 +1,7 @@
 package dev.weir.sim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.Priority;
@@ -62,6 +63,49 @@ class ServiceModelTest {
       assertEquals(8.5 * MS, done.get(i), 1_000, "request " + i);
     }
     assertEquals(11.5 * MS, done.get(4), 1_000);
+  }
+
+  @Test
+  void aColdServiceRunsSlowUntilItsWarmUpHasHadItsCpu() {
+    // One core at 0.1x until 0.5 s of CPU warm it. A 4 ms request at 0 shares the core with the
+    // warm-up: both at 0.05, so it ends at 80 ms, the warm-up having done 4 ms of its 50 ms of
+    // cold work; alone, the warm-up ends 0.46 s later. A request at 1 s runs warm.
+    Service s = create(ServiceModel.cpu(1, Dist.lognormal(0.004, 0)).withColdStart(0.1, 0.5));
+    assertEquals(0, s.inService(), "the warm-up is no request");
+    submit(s);
+    time.advanceTo(1000 * MS);
+    submit(s);
+    time.advanceTo(2000 * MS);
+    assertEquals(80 * MS, done.get(0), US);
+    assertEquals(1004 * MS, done.get(1), US);
+  }
+
+  @Test
+  void workInServiceSlowsTheWarmUp() {
+    // Nine 1 s requests beside the warm-up on one core at 0.1x: each of the ten jobs gets a tenth
+    // of 0.1, so the warm-up's 0.05 of cold work takes 5 s, not 0.5; then the nine run warm, with
+    // 1 - 5 * 0.01 = 0.95 s of work each left, sharing the core: 9 * 0.95 = 8.55 s more.
+    Service s = create(ServiceModel.cpu(1, Dist.lognormal(1, 0)).withColdStart(0.1, 0.5));
+    for (int i = 0; i < 9; i++) {
+      submit(s);
+    }
+    time.advanceTo(20_000 * MS);
+    assertEquals(9, done.size());
+    assertEquals(13_550 * MS, done.get(0), 1 * MS);
+  }
+
+  @Test
+  void aColdStartNeedsACpuStageAndAConstantSpeed() {
+    ServiceModel pool = ServiceModel.pool(4, Dist.lognormal(0.02, 0));
+    assertThrows(IllegalArgumentException.class, () -> pool.withColdStart(0.1, 1));
+    ServiceModel cpu = ServiceModel.cpu(1, Dist.lognormal(0.004, 0));
+    assertThrows(IllegalArgumentException.class, () -> cpu.withColdStart(1, 1));
+    assertThrows(IllegalArgumentException.class, () -> cpu.withColdStart(0.1, 0));
+    assertThrows(IllegalArgumentException.class,
+        () -> cpu.withColdStart(0.1, 1).withSpeed(Speed.step(1, 2, 0.5)));
+    assertThrows(IllegalArgumentException.class,
+        () -> cpu.withSpeed(Speed.step(1, 2, 0.5)).withColdStart(0.1, 1));
+    assertTrue(cpu.withColdStart(0.1, 1).toString().contains("cold at 0.10x until 1.0 s of CPU"));
   }
 
   @Test
