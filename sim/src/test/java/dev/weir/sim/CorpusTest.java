@@ -53,6 +53,10 @@ class CorpusTest {
         && c.scenario.tierShare(0) > 0.16 && c.scenario.tierShare(0) < 0.17), "6 tiers uniform");
     assertTrue(all.stream().anyMatch(c -> c.scenario.fixedPriority() == Corpus.DEFAULT_PRIORITY));
     assertTrue(all.stream().anyMatch(Corpus.Case::lowLoad));
+    // Cold starts belong to the cold-start family alone.
+    assertTrue(Corpus.family("cold-start").stream().allMatch(c -> c.scenario.model().startsCold()));
+    assertTrue(all.stream().filter(c -> !c.family.equals("cold-start"))
+        .noneMatch(c -> c.scenario.model().startsCold()));
   }
 
   @Test
