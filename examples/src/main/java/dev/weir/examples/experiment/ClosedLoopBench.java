@@ -43,7 +43,8 @@ public final class ClosedLoopBench {
       "  --warmup N        warm-up seconds per run (default 5)",
       "  --rounds N        rounds; each runs every guard once, rotated (default 3)",
       "  --connections N   client connections, each sending back-to-back (default 16)",
-      "  --guards a,b,...  guards (default: none, pass-filter, the experiment's others, weir-shed)",
+      "  --guards a,b,...  guards (default: none, pass-filter, the experiment's others, weir-shed,",
+      "                    weir-queued)",
       "  --jvm-args '...'  extra JVM options for the server JVMs, e.g. a JFR recording; one that",
       "                    starts with -- needs the = form: --jvm-args=--enable-preview",
       "  --help            this text",
@@ -55,6 +56,7 @@ public final class ClosedLoopBench {
     List<String> names = Guard.all().stream().map(Guard::name).collect(Collectors.toList());
     names.add(1, OverheadServer.PASS_FILTER);
     names.add(OverheadServer.WEIR_SHED);
+    names.add(OverheadServer.WEIR_QUEUED);
     return names;
   }
 

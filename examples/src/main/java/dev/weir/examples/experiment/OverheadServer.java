@@ -6,6 +6,7 @@ import dev.weir.Permit;
 import dev.weir.Priority;
 import dev.weir.Rejector;
 import dev.weir.control.Limits;
+import dev.weir.control.Rejectors;
 import dev.weir.examples.Backends;
 import dev.weir.examples.Downstream;
 import dev.weir.examples.ExampleServer;
@@ -30,13 +31,17 @@ import java.util.concurrent.TimeUnit;
  * allocated by all threads> gc <collections>}; stops at the end of input. The guards are those of
  * {@link Guard#all()}, so that a guard added there gets a row, plus {@value #WEIR_SHED}: the
  * Weir filter answering every request 429 from the shed path (its route's one permit held and
- * one request queued behind a cutoff of 0), to measure what that path costs; and {@value
- * #PASS_FILTER}: a filter that only calls the chain, to measure what any filter costs before it
- * does anything.
+ * one request queued behind a cutoff of 0), to measure what that path costs; {@value
+ * #WEIR_QUEUED}: the Weir filter with a limit of one and no rejector, so that a request finding
+ * the permit taken waits in the queue and is resumed by {@code AsyncContext.dispatch()}, to
+ * measure what waiting costs; and {@value #PASS_FILTER}: a filter that only calls the chain, to
+ * measure what any filter costs before it does anything.
  */
 public final class OverheadServer {
   /** A Weir filter that sheds every request at the door. */
   public static final String WEIR_SHED = "weir-shed";
+  /** A Weir filter whose requests mostly wait in its queue: a limit of one, none shed. */
+  public static final String WEIR_QUEUED = "weir-queued";
   /** A servlet filter that only passes each request on: the cost of being a filter at all. */
   public static final String PASS_FILTER = "pass-filter";
 
@@ -61,6 +66,11 @@ public final class OverheadServer {
               .requestTimeout(Duration.ofHours(1)).rejector(() -> r))
           .build();
       server = ExampleServer.start(downstream, shedFilter);
+    } else if (name.equals(WEIR_QUEUED)) {
+      server = ExampleServer.start(downstream, WeirFilter.builder()
+          .shedder(LoadShedder.builder().limit(() -> Limits.fixed(1))
+              .requestTimeout(Duration.ofHours(1)).rejector(Rejectors::none))
+          .build());
     } else if (name.equals(PASS_FILTER)) {
       server = ExampleServer.start(downstream, (request, response, chain) ->
           chain.doFilter(request, response));

@@ -17,18 +17,21 @@ import org.junit.jupiter.api.Test;
 class ClosedLoopBenchTest {
 
   @Test
-  void measuresEachGuardOnAFreshServerAndTheShedPathAnswers429() throws Exception {
+  void measuresEachGuardOnAFreshServerTheShedPathAnswers429AndTheQueuedOne200() throws Exception {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
     ClosedLoopBench.run(out, new PrintStream(new ByteArrayOutputStream()),
-        List.of(Guard.NONE, OverheadServer.PASS_FILTER, OverheadServer.WEIR_SHED), 1, 0, 1, 2,
-        "");
+        List.of(Guard.NONE, OverheadServer.PASS_FILTER, OverheadServer.WEIR_SHED,
+            OverheadServer.WEIR_QUEUED), 1, 0, 1, 2, "");
     String text = buf.toString(StandardCharsets.UTF_8);
     String none = row(text, Guard.NONE);
     String shed = row(text, OverheadServer.WEIR_SHED);
     assertEquals("100.0%", column(none, 3), text);
     assertEquals("100.0%", column(row(text, OverheadServer.PASS_FILTER), 3), text);
     assertEquals("0.0%", column(shed, 3), "every request shed: " + text);
+    // A limit of one and two connections: a request that finds the permit taken waits and is
+    // resumed, and every one is answered.
+    assertEquals("100.0%", column(row(text, OverheadServer.WEIR_QUEUED), 3), text);
     assertTrue(Double.parseDouble(column(none, 1)) > 0, text);
     assertTrue(Double.parseDouble(column(shed, 7)) > 0, "bytes per request measured: " + text);
   }
@@ -39,7 +42,8 @@ class ClosedLoopBenchTest {
         () -> ClosedLoopBench.options(new String[] {"--rate", "5"}));
     assertTrue(e.getMessage().contains("--rate"), e.getMessage());
     assertTrue(ClosedLoopBench.guardNames().containsAll(
-        List.of(Guard.NONE, Guard.WEIR, OverheadServer.WEIR_SHED, OverheadServer.PASS_FILTER)));
+        List.of(Guard.NONE, Guard.WEIR, OverheadServer.WEIR_SHED, OverheadServer.WEIR_QUEUED,
+            OverheadServer.PASS_FILTER)));
   }
 
   @Test
