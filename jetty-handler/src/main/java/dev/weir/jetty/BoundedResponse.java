@@ -26,7 +26,9 @@ import org.eclipse.jetty.util.Callback;
  * IOException}, so the application can stop early; its status, headers and trailers are ignored.
  *
  * <p>The claim is one CAS ({@link #claimForApp}, {@link #claimForDeadline}); the private copy is
- * touched only by the application, as a response is.
+ * touched only by the application, as a response is. The copy of the headers is taken in the
+ * constructor, on the handling thread, before the deadline can fire: taken later, it would read
+ * the real headers while the deadline answer may be writing them.
  */
 final class BoundedResponse extends Response.Wrapper {
   private static final int OPEN = 0;
@@ -34,12 +36,16 @@ final class BoundedResponse extends Response.Wrapper {
   private static final int DEADLINE = 2;
 
   private final AtomicInteger owner = new AtomicInteger(OPEN);
-  private HttpFields.Mutable headers; // the application's, until it claims; made on first use
+  /** The application's headers until it claims: what outer handlers set, for it to read. */
+  private final HttpFields.Mutable headers;
+  /** Whether the application asked for {@link #headers}, and so may have changed them. */
+  private boolean headersTouched;
   private int status;
   private Supplier<HttpFields> trailers;
 
   BoundedResponse(Request request, Response wrapped) {
     super(request, wrapped);
+    this.headers = HttpFields.build(wrapped.getHeaders());
     this.status = wrapped.getStatus();
     this.trailers = wrapped.getTrailersSupplier();
   }
@@ -56,7 +62,7 @@ final class BoundedResponse extends Response.Wrapper {
           real.setStatus(status);
         }
       }
-      if (headers != null) {
+      if (headersTouched) {
         copyHeaders(headers, real.getHeaders());
       }
       if (trailers != real.getTrailersSupplier()) {
@@ -119,12 +125,8 @@ final class BoundedResponse extends Response.Wrapper {
     if (owner.get() == APP) {
       return super.getHeaders();
     }
-    HttpFields.Mutable h = headers;
-    if (h == null) {
-      h = HttpFields.build(super.getHeaders()); // what outer handlers set, for the app to read
-      headers = h;
-    }
-    return h;
+    headersTouched = true;
+    return headers;
   }
 
   @Override
@@ -152,7 +154,8 @@ final class BoundedResponse extends Response.Wrapper {
     if (owner.get() == APP) {
       super.reset();
     } else {
-      headers = HttpFields.build();
+      headers.clear();
+      headersTouched = true;
       status = 0;
       trailers = null;
     }
