@@ -50,9 +50,11 @@ import java.time.Duration;
  *       anyway.
  *   <li><b>Climbing on timeouts.</b> A window in which more than {@code dropTolerance} of releases
  *       were drops shrinks the limit by a tenth and never grows it, whatever the other latencies.
- *   <li><b>Growing when unused.</b> The limit grows only while the peak inflight reaches 80% of it.
- *       An unused limit shrinks toward twice the recent peak, so a sudden surge cannot all be
- *       admitted on the strength of capacity that was never tested.
+ *   <li><b>Growing when unused.</b> The limit grows on latency only while the peak inflight
+ *       reaches 80% of it. An unused limit settles at one and a half times the recent peak, from
+ *       above or below: a sudden surge cannot all be admitted on the strength of capacity that
+ *       was never tested, and a service that slows at the same load has room before the limit
+ *       binds and its slower answers read as queueing.
  * </ul>
  *
  * <p>Not thread-safe: a shedder calls {@link #update} from its ticks, which never overlap. Why each
@@ -67,6 +69,11 @@ public final class VegasLimit implements Limit {
   private static final int PROBE_EVERY = 32;
   /** The probe window's limit, as a fraction of the limit: deep enough to get below the knee. */
   private static final double PROBE_DEPTH = 0.8;
+  /**
+   * An unused limit settles at this many times the recent peak inflight: room for a service that
+   * slows by half as much again at the same load, without admitting a surge twice the usual.
+   */
+  private static final double UNUSED_HEADROOM = 1.5;
   /** How much of the recent peak inflight survives each update. */
   private static final double PEAK_DECAY = 0.995;
   /** Samples in the first window, at the initial limit: enough for a start-up baseline. */
@@ -336,12 +343,9 @@ public final class VegasLimit implements Limit {
     } else if (queue <= target) {
       cutStartLimit = 0;
       if (!binding) {
-        // An unused limit is a promise the service has never been tested on: shrink it toward
-        // twice the recent peak, so a sudden surge cannot be admitted all at once.
-        double floor = Math.max(initialLimit, 2 * recentPeak);
-        if (limit > floor) {
-          limit = Math.max(floor, 0.9 * limit);
-        }
+        // An unused limit settles at UNUSED_HEADROOM times the recent peak, from either side.
+        double settled = Math.min(maxLimit, Math.max(initialLimit, UNUSED_HEADROOM * recentPeak));
+        limit = limit > settled ? Math.max(settled, 0.9 * limit) : Math.min(settled, 1.1 * limit);
       } else {
         double step = Math.min(GAIN * (target - queue), 0.1 * limit + 1);
         limit = Math.min(maxLimit, limit + Math.max(step, 0.5));
