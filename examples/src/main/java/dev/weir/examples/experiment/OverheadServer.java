@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 
 /**
  * One guarded example server in a JVM of its own, for {@link ClosedLoopBench}: a fresh JVM per
@@ -47,6 +48,14 @@ public final class OverheadServer {
 
   private OverheadServer() {}
 
+  /** A Weir filter with one permit and an hour's request timeout, behind {@code rejector}. */
+  private static WeirFilter onePermit(Supplier<? extends Rejector> rejector) {
+    return WeirFilter.builder()
+        .shedder(LoadShedder.builder().limit(() -> Limits.fixed(1))
+            .requestTimeout(Duration.ofHours(1)).rejector(rejector))
+        .build();
+  }
+
   public static void main(String[] args) throws Exception {
     if (args.length != 1) {
       System.err.println("usage: OverheadServer <guard>");
@@ -61,16 +70,10 @@ public final class OverheadServer {
     if (name.equals(WEIR_SHED)) {
       shedAll = new ShedAll();
       ShedAll r = shedAll;
-      shedFilter = WeirFilter.builder()
-          .shedder(LoadShedder.builder().limit(() -> Limits.fixed(1))
-              .requestTimeout(Duration.ofHours(1)).rejector(() -> r))
-          .build();
+      shedFilter = onePermit(() -> r);
       server = ExampleServer.start(downstream, shedFilter);
     } else if (name.equals(WEIR_QUEUED)) {
-      server = ExampleServer.start(downstream, WeirFilter.builder()
-          .shedder(LoadShedder.builder().limit(() -> Limits.fixed(1))
-              .requestTimeout(Duration.ofHours(1)).rejector(Rejectors::none))
-          .build());
+      server = ExampleServer.start(downstream, onePermit(Rejectors::none));
     } else if (name.equals(PASS_FILTER)) {
       server = ExampleServer.start(downstream, (request, response, chain) ->
           chain.doFilter(request, response));
