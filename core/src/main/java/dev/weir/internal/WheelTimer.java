@@ -16,8 +16,13 @@ import java.util.logging.Logger;
  * on the entry, which the timer thread then drops when it next passes it. One entry object per
  * scheduled task, no thread per task.
  *
- * <p>While nothing is scheduled the thread parks without a timeout, so an idle process pays no
- * wake-ups; a scheduler unparks it only when it is known to be asleep.
+ * <p>The thread wakes only for a tick whose slot holds an entry: between two such ticks it parks
+ * until the next, and while nothing is scheduled it parks without a timeout. So a shedder's
+ * control tick, always pending, wakes it ten times a second, not once a millisecond. A scheduler
+ * unparks the thread only if the new deadline comes before the instant the thread parked until,
+ * or the thread parked for good; the thread publishes that instant before its last look at the
+ * incoming stack, and the scheduler pushes before reading it, so one of the two sees the other's
+ * write.
  */
 public final class WheelTimer implements Timer, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(WheelTimer.class.getName());
@@ -35,10 +40,16 @@ public final class WheelTimer implements Timer, AutoCloseable {
   private final long start;
   /** False for the shared instance, which serves every shedder in the JVM. */
   private final boolean closeable;
+  /** Parked without a timeout: nothing is pending. */
   private volatile boolean sleeping;
+  /** Parked until {@link #wakeAt}, the start of the next tick whose slot holds an entry. */
+  private volatile boolean napping;
+  private volatile long wakeAt;
   private volatile boolean stopped;
   private long tick;
   private int pending;
+  /** Passes of the run loop: one per wake-up, for tests. Written by the timer thread only. */
+  private long laps;
 
   WheelTimer(String threadName, long tickNanos, int wheelSize) {
     this(threadName, tickNanos, wheelSize, true);
@@ -84,7 +95,7 @@ public final class WheelTimer implements Timer, AutoCloseable {
       head = incoming.get();
       e.nextIncoming = head;
     } while (!incoming.compareAndSet(head, e));
-    if (sleeping) {
+    if (sleeping || (napping && deadlineNanos - wakeAt < 0)) {
       LockSupport.unpark(thread);
     }
     return e;
@@ -108,6 +119,7 @@ public final class WheelTimer implements Timer, AutoCloseable {
 
   private void run() {
     while (!stopped) {
+      laps++;
       long now = clock.nanoTime();
       long target = (now - start) / tickNanos;
       transferIncoming(now, target);
@@ -122,13 +134,36 @@ public final class WheelTimer implements Timer, AutoCloseable {
         }
         sleeping = false;
       } else {
-        long next = start + tick * tickNanos;
+        long next = start + nextOccupiedTick() * tickNanos;
         long wait = next - clock.nanoTime();
         if (wait > 0) {
-          LockSupport.parkNanos(this, wait);
+          wakeAt = next;
+          napping = true;
+          if (incoming.get() == null && !stopped) {
+            LockSupport.parkNanos(this, wait);
+          }
+          napping = false;
         }
       }
     }
+  }
+
+  /**
+   * The first tick from {@link #tick} whose slot holds an entry, due or not (an entry a round or
+   * more away, or cancelled, costs one wake-up a round). Some slot does while anything is pending.
+   */
+  private long nextOccupiedTick() {
+    for (int d = 0; d < wheel.length; d++) {
+      if (wheel[(int) ((tick + d) & mask)] != null) {
+        return tick + d;
+      }
+    }
+    return tick + wheel.length;
+  }
+
+  /** Passes of the timer loop so far, each a wake-up; read after the loop ran what it is asked. */
+  long laps() {
+    return laps;
   }
 
   private void transferIncoming(long now, long nowTick) {

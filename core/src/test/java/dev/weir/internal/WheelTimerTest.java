@@ -138,7 +138,7 @@ class WheelTimerTest {
     assertTrue(cancelled > n / 2, "only " + cancelled + " cancelled in time");
     assertEquals(n - cancelled, ran.get(), "a task ran although its cancel() returned true");
     // With nothing pending the timer thread parks without a timeout (WAITING); while any entry,
-    // even a cancelled one, remains in the wheel it parks a tick at a time (TIMED_WAITING).
+    // even a cancelled one, remains in the wheel it parks until that entry's tick (TIMED_WAITING).
     awaitIdle();
     assertEquals(n - cancelled, ran.get());
   }
@@ -170,6 +170,42 @@ class WheelTimerTest {
     timer.schedule(sentinel::countDown, t0 + 50 * MS);
     assertTrue(sentinel.await(10, TimeUnit.SECONDS));
     assertEquals(0, ran.get(), "a far-future task ran within 50 ms");
+  }
+
+  /**
+   * A pending entry far ahead costs the thread no wake-up a tick: it parks until the tick whose
+   * slot holds an entry. Polling every tick would take about 300 laps here, one a millisecond.
+   */
+  @Test
+  void aPendingTaskCostsNoWakeUpsBeforeItsTick() throws Exception {
+    CountDownLatch ran = new CountDownLatch(1);
+    long lapsBefore = timer.laps();
+    timer.schedule(ran::countDown, now() + 300 * MS);
+    assertTrue(ran.await(10, TimeUnit.SECONDS));
+    long laps = timer.laps() - lapsBefore;
+    // Five rounds of the 64-slot wheel, one wake-up each, plus spurious wake-ups and the first.
+    assertTrue(laps < 30, laps + " wake-ups for one task 300 ms away");
+  }
+
+  /**
+   * While the thread parks until a far tick, a task due sooner wakes it: the scheduler unparks
+   * the thread when the new deadline comes before the instant it parked until.
+   */
+  @Test
+  void aTaskDueBeforeTheParkedUntilTickWakesTheTimer() throws Exception {
+    // A wheel of 2^16 slots of 1 ms, so that a task a minute away is in this round: the thread
+    // parks until it, about 60 s, rather than until the wheel comes round again.
+    String name = threadName + "-wide";
+    WheelTimer wide = new WheelTimer(name, MS, 1 << 16);
+    try {
+      wide.schedule(() -> { }, wide.clock().nanoTime() + TimeUnit.SECONDS.toNanos(60));
+      awaitState(thread(name), Thread.State.TIMED_WAITING);
+      CountDownLatch ran = new CountDownLatch(1);
+      wide.schedule(ran::countDown, wide.clock().nanoTime() + 5 * MS);
+      assertTrue(ran.await(10, TimeUnit.SECONDS), "the sooner task waited for the later one");
+    } finally {
+      wide.close();
+    }
   }
 
   @Test
@@ -240,22 +276,30 @@ class WheelTimerTest {
 
   /** Polls, with a deadline, until the timer thread parks with nothing pending. */
   private void awaitIdle() {
-    Thread t = timerThread();
+    awaitState(timerThread(), Thread.State.WAITING);
+  }
+
+  /** Polls, with a deadline, until {@code t} is in {@code state}. */
+  private static void awaitState(Thread t, Thread.State state) {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (t.getState() != Thread.State.WAITING) {
+    while (t.getState() != state) {
       if (System.nanoTime() - deadline > 0) {
-        fail("timer thread never went idle: " + t.getState());
+        fail("timer thread never reached " + state + ": " + t.getState());
       }
       LockSupport.parkNanos(MS);
     }
   }
 
   private Thread timerThread() {
+    return thread(threadName);
+  }
+
+  private static Thread thread(String name) {
     for (Thread t : Thread.getAllStackTraces().keySet()) {
-      if (t.getName().equals(threadName)) {
+      if (t.getName().equals(name)) {
         return t;
       }
     }
-    throw new AssertionError("no thread " + threadName);
+    throw new AssertionError("no thread " + name);
   }
 }
