@@ -75,6 +75,11 @@ class BoundedParityHttpTest {
 
   static final Map<String, Case> CASES = new LinkedHashMap<>();
   static final Map<String, List<String>> SEEN = new ConcurrentHashMap<>();
+  /**
+   * Counted down when a case's handler or servlet has returned: what it saw after completing the
+   * callback (or writing an error) may be added after the client has its whole answer.
+   */
+  static final Map<String, CountDownLatch> RETURNED = new ConcurrentHashMap<>();
   static WeirHandler plainWeir;
   static WeirHandler boundedWeir;
   static TestServer plain;
@@ -511,8 +516,14 @@ class BoundedParityHttpTest {
           return false;
         }
         List<String> seen = Collections.synchronizedList(new ArrayList<>());
+        CountDownLatch returned = new CountDownLatch(1);
         SEEN.put(mode + path.substring(3), seen);
-        return c.app().handle(seen, req, res, cb);
+        RETURNED.put(mode + path.substring(3), returned);
+        try {
+          return c.app().handle(seen, req, res, cb);
+        } finally {
+          returned.countDown();
+        }
       }
     };
     return new Handler.Sequence(context, core);
@@ -553,14 +564,27 @@ class BoundedParityHttpTest {
   static void run(String mode, String name, Case c, HttpServletRequest req,
       HttpServletResponse res) throws IOException {
     List<String> seen = Collections.synchronizedList(new ArrayList<>());
+    CountDownLatch returned = new CountDownLatch(1);
     SEEN.put(mode + name, seen);
+    RETURNED.put(mode + name, returned);
     try {
       c.servlet().handle(seen, req, res);
     } catch (IOException | RuntimeException e) {
       throw e;
     } catch (Exception e) {
       throw new IllegalStateException(e);
+    } finally {
+      returned.countDown();
     }
+  }
+
+  /** What a case's handler saw, once it returned (nothing if it never ran). */
+  static List<String> seen(String key) throws InterruptedException {
+    CountDownLatch returned = RETURNED.get(key);
+    if (returned != null) {
+      assertTrue(returned.await(10, TimeUnit.SECONDS), key + "'s handler never returned");
+    }
+    return SEEN.get(key);
   }
 
   @BeforeAll
@@ -595,8 +619,8 @@ class BoundedParityHttpTest {
     String b = exchange(bounded.port(), c.method(), pathOf(name));
     assertDrained(boundedWeir);
     System.out.println("== " + name + "\n" + p + "\n-- bounded\n" + b);
-    assertEquals(p + "\nseen " + SEEN.get("plain:" + name),
-        b + "\nseen " + SEEN.get("bounded:" + name), name);
+    assertEquals(p + "\nseen " + seen("plain:" + name),
+        b + "\nseen " + seen("bounded:" + name), name);
   }
 
   // ----------------------------------------------------------------- the deadline
