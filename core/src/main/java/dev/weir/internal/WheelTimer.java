@@ -12,9 +12,9 @@ import java.util.logging.Logger;
 
 /**
  * A hashed timing wheel driven by one daemon thread. Scheduling pushes onto a lock-free stack
- * that the timer thread drains each tick, so callers never touch the wheel; cancelling is one CAS
- * on the entry, which the timer thread then drops when it next passes it. One entry object per
- * scheduled task, no thread per task.
+ * that the timer thread drains each time it wakes, so callers never touch the wheel; cancelling
+ * is one CAS on the entry, which the timer thread then drops when it next passes it. One entry
+ * object per scheduled task, no thread per task.
  *
  * <p>The thread wakes only for a tick whose slot holds an entry: between two such ticks it parks
  * until the next, and while nothing is scheduled it parks without a timeout. So a shedder's
