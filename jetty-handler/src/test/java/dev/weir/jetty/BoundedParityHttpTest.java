@@ -74,12 +74,20 @@ class BoundedParityHttpTest {
   record Case(String method, App app, ServletApp servlet, boolean doGet) {}
 
   static final Map<String, Case> CASES = new LinkedHashMap<>();
-  static final Map<String, List<String>> SEEN = new ConcurrentHashMap<>();
+  static final Map<String, Seen> SEEN = new ConcurrentHashMap<>();
+
   /**
-   * Counted down when a case's handler or servlet has returned: what it saw after completing the
-   * callback (or writing an error) may be added after the client has its whole answer.
+   * What a case's handler or servlet saw, and a latch counted down when it has returned: what it
+   * saw after completing the callback (or writing an error) may be added after the client has its
+   * whole answer.
    */
-  static final Map<String, CountDownLatch> RETURNED = new ConcurrentHashMap<>();
+  record Seen(List<String> items, CountDownLatch returned) {
+    static Seen start(String key) {
+      Seen s = new Seen(Collections.synchronizedList(new ArrayList<>()), new CountDownLatch(1));
+      SEEN.put(key, s);
+      return s;
+    }
+  }
   static WeirHandler plainWeir;
   static WeirHandler boundedWeir;
   static TestServer plain;
@@ -515,14 +523,11 @@ class BoundedParityHttpTest {
         if (c == null || c.app() == null) {
           return false;
         }
-        List<String> seen = Collections.synchronizedList(new ArrayList<>());
-        CountDownLatch returned = new CountDownLatch(1);
-        SEEN.put(mode + path.substring(3), seen);
-        RETURNED.put(mode + path.substring(3), returned);
+        Seen seen = Seen.start(mode + path.substring(3));
         try {
-          return c.app().handle(seen, req, res, cb);
+          return c.app().handle(seen.items(), req, res, cb);
         } finally {
-          returned.countDown();
+          seen.returned().countDown();
         }
       }
     };
@@ -563,28 +568,26 @@ class BoundedParityHttpTest {
 
   static void run(String mode, String name, Case c, HttpServletRequest req,
       HttpServletResponse res) throws IOException {
-    List<String> seen = Collections.synchronizedList(new ArrayList<>());
-    CountDownLatch returned = new CountDownLatch(1);
-    SEEN.put(mode + name, seen);
-    RETURNED.put(mode + name, returned);
+    Seen seen = Seen.start(mode + name);
     try {
-      c.servlet().handle(seen, req, res);
+      c.servlet().handle(seen.items(), req, res);
     } catch (IOException | RuntimeException e) {
       throw e;
     } catch (Exception e) {
       throw new IllegalStateException(e);
     } finally {
-      returned.countDown();
+      seen.returned().countDown();
     }
   }
 
   /** What a case's handler saw, once it returned (nothing if it never ran). */
   static List<String> seen(String key) throws InterruptedException {
-    CountDownLatch returned = RETURNED.get(key);
-    if (returned != null) {
-      assertTrue(returned.await(10, TimeUnit.SECONDS), key + "'s handler never returned");
+    Seen seen = SEEN.get(key);
+    if (seen == null) {
+      return null;
     }
-    return SEEN.get(key);
+    assertTrue(seen.returned().await(10, TimeUnit.SECONDS), key + "'s handler never returned");
+    return seen.items();
   }
 
   @BeforeAll
