@@ -31,6 +31,9 @@ import java.util.stream.Collectors;
  * rotate over rounds (round r starts at guard r), so that drift in a shared machine's load hits
  * them alike.
  *
+ * <p>The warm-up lasts at least {@code --warmup} seconds, then goes on until the server's JIT
+ * compilers are quiet ({@link JitWarmup}), for at most {@code --settle} seconds more.
+ *
  * <p>Two figures of CPU per request are reported against {@code none}: the one derived from
  * throughput alone, {@code cores * (1/throughput - 1/baseline)}, which holds when the machine is
  * saturated by server and client together; and the server JVM's own CPU time per request, minus
@@ -40,7 +43,9 @@ public final class ClosedLoopBench {
   static final String USAGE = String.join("\n",
       "Usage: bin/demo closed-loop [options]",
       "  --seconds N       measured seconds per run (default 10)",
-      "  --warmup N        warm-up seconds per run (default 5)",
+      "  --warmup N        warm-up seconds per run, at least (default 5)",
+      "  --settle N        then up to N seconds more, until the server's JIT is quiet",
+      "                    (default 60; 0: the warm-up is --warmup exactly)",
       "  --rounds N        rounds; each runs every guard once, rotated (default 3)",
       "  --connections N   client connections, each sending back-to-back (default 16)",
       "  --guards a,b,...  guards (default: none, pass-filter, the experiment's others, weir-shed,",
@@ -69,11 +74,12 @@ public final class ClosedLoopBench {
       }
       int seconds = a.intValue("seconds", 10, 1, 600);
       int warmup = a.intValue("warmup", 5, 0, 600);
+      int settle = a.intValue("settle", 60, 0, 600);
       int rounds = a.intValue("rounds", 3, 1, 20);
       int connections = a.intValue("connections", 16, 1, 1024);
       List<String> guards = guards(a.string("guards", null));
       String jvmArgs = a.string("jvm-args", "");
-      run(System.out, System.err, guards, seconds, warmup, rounds, connections, jvmArgs);
+      run(System.out, System.err, guards, seconds, warmup, settle, rounds, connections, jvmArgs);
     } catch (IllegalArgumentException e) {
       System.err.println("closed-loop: " + e.getMessage());
       System.err.println(USAGE);
@@ -97,7 +103,8 @@ public final class ClosedLoopBench {
   static final Duration DEADLINE = Duration.ofSeconds(60);
 
   private static final List<String> OPTIONS =
-      List.of("seconds", "warmup", "rounds", "connections", "guards", "jvm-args", "help");
+      List.of("seconds", "warmup", "settle", "rounds", "connections", "guards", "jvm-args",
+          "help");
 
   /** {@code --name value} pairs; {@code --help} alone: {@link Args}, with this bench's names. */
   static Args options(String[] args) {
@@ -112,6 +119,11 @@ public final class ClosedLoopBench {
     long cpuNanos;
     long allocBytes;
     long gcs;
+    /** The warm-up's length, and whether it ended with the JIT quiet. */
+    double warmupSeconds;
+    boolean quiet;
+    /** Milliseconds the server's JIT spent compiling while measured; -1 if it does not say. */
+    long jitMillis;
 
     long requests() {
       return ok + other;
@@ -119,7 +131,7 @@ public final class ClosedLoopBench {
   }
 
   static void run(PrintStream out, PrintStream log, List<String> guards, int seconds, int warmup,
-      int rounds, int connections, String jvmArgs) throws Exception {
+      int settle, int rounds, int connections, String jvmArgs) throws Exception {
     int cores = Runtime.getRuntime().availableProcessors();
     Map<String, List<Run>> runs = new LinkedHashMap<>();
     guards.forEach(g -> runs.put(g, new ArrayList<>()));
@@ -127,12 +139,14 @@ public final class ClosedLoopBench {
       for (int i = 0; i < guards.size(); i++) {
         String g = guards.get((i + round) % guards.size());
         log.printf(Locale.ROOT, "  round %d: %s ...%n", round + 1, g);
-        runs.get(g).add(measure(g, seconds, warmup, connections, jvmArgs, DEADLINE));
+        runs.get(g).add(measure(g, seconds, warmup, settle, connections, jvmArgs, DEADLINE));
       }
     }
     out.printf(Locale.ROOT, "Closed loop: GET %s, %d connections back-to-back, %d s measured after"
-        + " %d s warm-up, each guard on a fresh server JVM, %d round(s) rotated, %d cores%n%n",
-        ExampleServer.HELLO_PATH, connections, seconds, warmup, rounds, cores);
+        + " %d s warm-up%s, each guard on a fresh server JVM, %d round(s) rotated, %d cores%n%n",
+        ExampleServer.HELLO_PATH, connections, seconds, warmup, settle == 0 ? ""
+            : String.format(Locale.ROOT, " and up to %d s more until the server's JIT was quiet",
+                settle), rounds, cores);
     out.println(String.format(Locale.ROOT, "%-18s %10s %7s %8s %9s %9s %9s %8s", "guard", "req/s",
         "vs none", "2xx", "CPU us/r", "+us/r", "+us/r", "B/req"));
     out.println(String.format(Locale.ROOT, "%-18s %10s %7s %8s %9s %9s %9s %8s", "", "", "", "",
@@ -156,11 +170,12 @@ public final class ClosedLoopBench {
           (double) t.allocBytes / t.requests()));
     }
     out.println();
-    out.println("Per round (req/s):");
+    out.println("Per round: req/s (warm-up s, * if the JIT was still busy; JIT ms while measured):");
     for (Map.Entry<String, List<Run>> e : runs.entrySet()) {
       out.println(String.format(Locale.ROOT, "%-18s %s", e.getKey(), e.getValue().stream()
-          .map(r -> String.format(Locale.ROOT, "%.0f", r.requests() / r.seconds))
-          .collect(Collectors.joining(" "))));
+          .map(r -> String.format(Locale.ROOT, "%.0f (%.0f%s; %d)", r.requests() / r.seconds,
+              r.warmupSeconds, r.quiet ? "" : "*", r.jitMillis))
+          .collect(Collectors.joining("  "))));
     }
     out.flush();
   }
@@ -185,8 +200,8 @@ public final class ClosedLoopBench {
    * @throws IOException if the JVM exits, or does not answer within {@code deadline}: the JVM is
    *     then stopped
    */
-  static Run measure(String guard, int seconds, int warmup, int connections, String jvmArgs,
-      Duration deadline) throws Exception {
+  static Run measure(String guard, int seconds, int warmup, int settle, int connections,
+      String jvmArgs, Duration deadline) throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
     for (String arg : jvmArgs.trim().split("\\s+")) {
@@ -210,8 +225,19 @@ public final class ClosedLoopBench {
       }
       try (ClosedLoopClient client = new ClosedLoopClient(
           new InetSocketAddress("127.0.0.1", port), ExampleServer.HELLO_PATH, connections)) {
-        client.runUntil(System.nanoTime() + TimeUnit.SECONDS.toNanos(warmup));
+        long warmupStart = System.nanoTime();
+        client.runUntil(warmupStart + TimeUnit.SECONDS.toNanos(warmup));
         long[] before = mark(to, from);
+        boolean quiet = false;
+        long settleEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(settle);
+        while (!quiet && before[3] >= 0 && settleEnd - System.nanoTime() > 0) {
+          long step = System.nanoTime();
+          client.runUntil(step + TimeUnit.SECONDS.toNanos(JitWarmup.STEP_SECONDS));
+          long[] next = mark(to, from);
+          quiet = JitWarmup.quiet(next[3] - before[3], System.nanoTime() - step);
+          before = next;
+        }
+        double warmed = (System.nanoTime() - warmupStart) / 1e9;
         client.reset();
         long start = System.nanoTime();
         client.runUntil(start + TimeUnit.SECONDS.toNanos(seconds));
@@ -224,6 +250,9 @@ public final class ClosedLoopBench {
         r.cpuNanos = after[0] - before[0];
         r.allocBytes = after[1] - before[1];
         r.gcs = after[2] - before[2];
+        r.warmupSeconds = warmed;
+        r.quiet = quiet;
+        r.jitMillis = before[3] < 0 ? -1 : after[3] - before[3];
         return r;
       }
     } catch (IOException e) {
@@ -313,13 +342,14 @@ public final class ClosedLoopBench {
     }
   }
 
-  /** Asks the server JVM for its CPU time, allocated bytes and GC count. */
+  /** Asks the server JVM for its CPU time, allocated bytes, GC count and JIT milliseconds. */
   private static long[] mark(Writer to, ServerOutput from)
       throws IOException, InterruptedException {
     to.write("mark\n");
     to.flush();
     String line = from.reply("cpu ", "answered a mark");
     String[] f = line.split(" ");
-    return new long[] {Long.parseLong(f[1]), Long.parseLong(f[3]), Long.parseLong(f[5])};
+    return new long[] {Long.parseLong(f[1]), Long.parseLong(f[3]), Long.parseLong(f[5]),
+        Long.parseLong(f[7])};
   }
 }

@@ -29,7 +29,8 @@ import java.util.function.Supplier;
  *
  * <p>Started as {@code OverheadServer <guard>}: prints {@code port N} once listening; then, for
  * each line {@code mark} on standard input, prints {@code cpu <process CPU ns> alloc <bytes
- * allocated by all threads> gc <collections>}; stops at the end of input. The guards are those of
+ * allocated by all threads> gc <collections> jit <milliseconds the JIT compilers have spent, or
+ * -1 if the JVM does not say>}; stops at the end of input. The guards are those of
  * {@link Guard#all()}, so that a guard added there gets a row, plus {@value #WEIR_SHED}: the
  * Weir filter answering every request 429 from the shed path (its route's one permit held and
  * one request queued behind a cutoff of 0), to measure what that path costs; {@value
@@ -98,8 +99,9 @@ public final class OverheadServer {
         if (line.equals("mark")) {
           long gcs = ManagementFactory.getGarbageCollectorMXBeans().stream()
               .mapToLong(b -> Math.max(0, b.getCollectionCount())).sum();
-          out.printf(Locale.ROOT, "cpu %d alloc %d gc %d%n", os.getProcessCpuTime(),
-              threads.getTotalThreadAllocatedBytes(), gcs);
+          out.printf(Locale.ROOT, "cpu %d alloc %d gc %d jit %d%n", os.getProcessCpuTime(),
+              threads.getTotalThreadAllocatedBytes(), gcs,
+              JitWarmup.compilationMillis());
           out.flush();
         }
       }

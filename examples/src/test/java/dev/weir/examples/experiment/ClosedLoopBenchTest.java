@@ -22,7 +22,7 @@ class ClosedLoopBenchTest {
     PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
     ClosedLoopBench.run(out, new PrintStream(new ByteArrayOutputStream()),
         List.of(Guard.NONE, OverheadServer.PASS_FILTER, OverheadServer.WEIR_SHED,
-            OverheadServer.WEIR_QUEUED), 1, 0, 1, 2, "");
+            OverheadServer.WEIR_QUEUED), 1, 0, 0, 1, 2, "");
     String text = buf.toString(StandardCharsets.UTF_8);
     String none = row(text, Guard.NONE);
     String shed = row(text, OverheadServer.WEIR_SHED);
@@ -34,6 +34,19 @@ class ClosedLoopBenchTest {
     assertEquals("100.0%", column(row(text, OverheadServer.WEIR_QUEUED), 3), text);
     assertTrue(Double.parseDouble(column(none, 1)) > 0, text);
     assertTrue(Double.parseDouble(column(shed, 7)) > 0, "bytes per request measured: " + text);
+  }
+
+  @Test
+  void theWarmUpGoesOnInStepsWhileTheServersJitCompilesWithinTheSettleBound() throws Exception {
+    // A fresh JVM compiles throughout its first seconds of traffic: no step is quiet this early,
+    // so the warm-up takes whole steps until the bound is past.
+    Duration d = Duration.ofSeconds(60);
+    ClosedLoopBench.Run r = ClosedLoopBench.measure(Guard.NONE, 1, 0, 1, 2, "", d);
+    assertTrue(r.warmupSeconds >= JitWarmup.STEP_SECONDS && r.warmupSeconds < 3 * 2 + 1,
+        "at least one step, at most the bound and one step: " + r.warmupSeconds);
+    assertTrue(r.jitMillis >= 0, "HotSpot reports its compilation time: " + r.jitMillis);
+    ClosedLoopBench.Run fixed = ClosedLoopBench.measure(Guard.NONE, 1, 0, 0, 2, "", d);
+    assertTrue(fixed.warmupSeconds < 1, "no settling asked: " + fixed.warmupSeconds);
   }
 
   @Test
@@ -62,7 +75,7 @@ class ClosedLoopBenchTest {
   @Test
   void aServerJvmThatDoesNotStartIsReportedWithItsExit() {
     IOException e = assertThrows(IOException.class,
-        () -> ClosedLoopBench.measure(Guard.NONE, 1, 0, 1, "-Xbogus", Duration.ofSeconds(60)));
+        () -> ClosedLoopBench.measure(Guard.NONE, 1, 0, 0, 1, "-Xbogus", Duration.ofSeconds(60)));
     assertTrue(e.getMessage().contains("server JVM for none exited with status 1 before it"
         + " printed its port"), e.getMessage());
     assertTrue(e.getMessage().contains("-Xbogus"), "the command is named: " + e.getMessage());
@@ -73,7 +86,7 @@ class ClosedLoopBenchTest {
     // Suspended until a debugger attaches, which none does: it never prints its port.
     long start = System.nanoTime();
     IOException e = assertThrows(IOException.class, () -> ClosedLoopBench.measure(Guard.NONE, 1, 0,
-        1, "-agentlib:jdwp=transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0",
+        0, 1, "-agentlib:jdwp=transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0",
         Duration.ofSeconds(2)));
     assertTrue(e.getMessage().contains("printed no port within 2 s"), e.getMessage());
     assertTrue(e.getMessage().contains("Listening for transport"),
