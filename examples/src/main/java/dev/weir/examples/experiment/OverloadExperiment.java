@@ -19,6 +19,7 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Uber's Cinnamon experiment, scaled down to one machine: each endpoint of the example server
@@ -35,10 +36,14 @@ import java.util.Locale;
  * its ceiling, and one 6 s window's noise is larger than what separates them (see {@link Goals}).
  * The table shows the first run.
  *
+ * <p>Before its first point at an endpoint, each guard's server runs at 1.5x until the JIT
+ * compilers are quiet ({@link JitWarmup}), so that every guard is measured compiled, as a server
+ * that has been running a while is, whatever the length of its path.
+ *
  * <p>Everything runs in this process on 127.0.0.1 and stops by itself, in about {@link
  * #expectedSeconds} seconds: {@code endpoints x (guards x (loads + 2 x (runs - 1)) + 1) x (warm-up
- * + seconds + 1)}, plus the capacity probe; about 22 minutes with the defaults, 11 per endpoint.
- * Run with {@code --help} for the options.
+ * + seconds + 1)}, plus each guard's warm-up and the capacity probe; about 25 minutes with the
+ * defaults. Run with {@code --help} for the options.
  */
 public final class OverloadExperiment {
   private static final TierMix MIX = TierMix.parse("1:50,5:50");
@@ -135,10 +140,13 @@ public final class OverloadExperiment {
     List<Double> keyLoads = s.loads.stream().filter(Goals.KEY_LOADS::contains).toList();
     String common = String.format(Locale.ROOT,
         "Jetty 12, %d threads. Open-loop Poisson clients, %s, timeout %d ms, at multiples of each"
-        + " endpoint's capacity. Each point on a fresh server: %d s warm-up, then %d s measured."
+        + " endpoint's capacity.%s Each point on a fresh server: %d s warm-up, then %d s measured."
         + " Goodput (ok/s) counts the successes that ended in the measured window; the status mix"
         + " and latencies are of the requests sent in it.%s Started %s on %d cores; expected to"
-        + " take about %s.", ExampleServer.THREADS, MIX, s.timeoutMillis, s.warmupSeconds,
+        + " take about %s.", ExampleServer.THREADS, MIX, s.timeoutMillis, s.settleSeconds == 0 ? ""
+            : String.format(Locale.ROOT, " Before its first point at an endpoint, each guard's"
+                + " server ran at %sx until the JIT compilers were quiet, at most %d s.",
+                Goals.fmt(s.settleLoad()), s.settleSeconds), s.warmupSeconds,
         s.seconds, keyLoads.isEmpty() || s.runs == 1 ? "" : String.format(Locale.ROOT,
             " At %s every guard ran %d times, the i-th run on seed %d + i - 1; the table shows"
                 + " the first.", loads(keyLoads), s.runs, s.seed),
@@ -233,6 +241,7 @@ public final class OverloadExperiment {
     List<Double> keyLoads = s.loads.stream().filter(Goals.KEY_LOADS::contains).toList();
     List<Point> points = new ArrayList<>();
     for (Guard g : guards) {
+      settle(s, e, capacity, g, log);
       for (double load : s.loads) {
         points.add(Point.of(g.label(), load,
             runOnce(s, e, capacity, g, load, s.seed, log, g.label())));
@@ -347,6 +356,8 @@ public final class OverloadExperiment {
     long points = s.guards.size() * (s.loads.size() + keyLoads * (s.runs - 1))
         + (s.baselineLoad > 0 ? 1 : 0);
     long seconds = s.endpoints.size() * points * (s.warmupSeconds + s.seconds + 1);
+    // A guard's warm-up takes 10-20 s on a 2-core machine, at most its bound.
+    seconds += s.endpoints.size() * s.guards.size() * Math.min(s.settleSeconds, 15);
     if (s.endpoints.contains(Endpoint.COMPUTE) && s.computeCapacity == 0) {
       seconds += s.probeSeconds + 1;
     }
@@ -367,6 +378,44 @@ public final class OverloadExperiment {
   private static Backends backends(Settings s, long seed) {
     return new Backends(new Downstream(s.connections, Duration.ofMillis(s.serviceMillis), seed),
         new Compute(s.computeRounds));
+  }
+
+  /**
+   * Runs {@code guard}'s server at {@link Settings#settleLoad} until this JVM's JIT is quiet
+   * ({@link JitWarmup}), at most {@link Settings#settleSeconds}: the guard's first point then
+   * measures its compiled path, as on a server that has run a while, not its compilation. The
+   * server and client share this JVM, so the client's compilation counts too.
+   */
+  private static void settle(Settings s, Endpoint e, double capacity, Guard guard,
+      PrintStream log) throws Exception {
+    long jit = JitWarmup.compilationMillis();
+    if (s.settleSeconds == 0 || jit < 0) {
+      return;
+    }
+    double load = s.settleLoad();
+    long start = System.nanoTime();
+    long end = start + TimeUnit.SECONDS.toNanos(s.settleSeconds);
+    boolean quiet = false;
+    try (ExampleServer server = guard.start(backends(s, s.seed))) {
+      while (!quiet && end - System.nanoTime() > 0) {
+        long step = System.nanoTime();
+        LoadGenerator.builder(e.uri(server))
+            .rate(load * capacity)
+            .warmup(Duration.ZERO)
+            .duration(Duration.ofSeconds(JitWarmup.STEP_SECONDS))
+            .timeout(Duration.ofMillis(s.timeoutMillis))
+            .mix(MIX)
+            .seed(s.seed)
+            .build()
+            .run();
+        long now = JitWarmup.compilationMillis();
+        quiet = JitWarmup.quiet(now - jit, System.nanoTime() - step);
+        jit = now;
+      }
+    }
+    log.printf(Locale.ROOT, "  warmed %s, %s at %sx for %.0f s: %s%n", e.title(), guard.label(),
+        Goals.fmt(load), (System.nanoTime() - start) / 1e9,
+        quiet ? "the JIT is quiet" : "the JIT still compiles");
   }
 
   private static LoadReport runOnce(Settings s, Endpoint e, double capacity, Guard guard,

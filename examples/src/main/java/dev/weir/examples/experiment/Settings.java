@@ -26,6 +26,9 @@ final class Settings {
       "  --endpoints E,E   endpoints to overload, each behind every guard (default work,compute)",
       "  --seconds N       measured seconds per point (default 6)",
       "  --warmup N        warm-up seconds per point, not counted (default 2)",
+      "  --settle N        before its first point at an endpoint, each guard's server runs at",
+      "                    1.5x (or the highest load, without 1.5) in 2 s steps until the JIT",
+      "                    is quiet, at most N s (default 30; 0: not at all)",
       "  --loads L,L       offered loads as multiples of each endpoint's capacity",
       "                    (default 0.5,1,1.5,2,3,4)",
       "  --guards G,G      guards to run (default all: " + String.join(",", names()) + ")",
@@ -47,7 +50,7 @@ final class Settings {
           + " reports/overload-experiment.html; 'none' for no report); checked, and its",
       "                    directory created, before the run",
       "  --quick           a smoke run of about a minute and a half: --loads 1.5,3 --seconds 1",
-      "                    --warmup 1 --runs 1, a 2 s capacity probe",
+      "                    --warmup 1 --settle 0 --runs 1, a 2 s capacity probe",
       "  --help            this text");
   /** The most requests per second the experiment's client is asked to send. */
   static final double MAX_RATE = 20_000;
@@ -60,6 +63,8 @@ final class Settings {
   List<Endpoint> endpoints = List.of(Endpoint.values());
   int seconds = 6;
   int warmupSeconds = 2;
+  /** The most a guard's warm-up before its first point may take; 0: none. */
+  int settleSeconds = 30;
   List<Double> loads = List.of(0.5, 1.0, 1.5, 2.0, 3.0, 4.0);
   List<String> guards = names();
   double baselineLoad = 0.3;
@@ -74,6 +79,12 @@ final class Settings {
   long seed = 42;
   int runs = 3;
   Path html = Path.of("reports", "overload-experiment.html");
+
+  /** The load of each guard's warm-up: 1.5x, or the highest load if 1.5x is not run. */
+  double settleLoad() {
+    return loads.contains(1.5) ? 1.5 : loads.stream().mapToDouble(Double::doubleValue).max()
+        .orElseThrow();
+  }
 
   /** /work's capacity: the downstream's connections over its mean service time. */
   double workCapacity() {
@@ -96,6 +107,7 @@ final class Settings {
       s.seconds = 1;
       // Not 0: the first point of the run would measure a cold JVM (0 ok/s in one run).
       s.warmupSeconds = 1;
+      s.settleSeconds = 0;
       s.runs = 1;
       s.probeSeconds = 2;
     }
@@ -107,6 +119,7 @@ final class Settings {
     }
     s.seconds = o.intValue("seconds", s.seconds, 1, 600);
     s.warmupSeconds = o.intValue("warmup", s.warmupSeconds, 0, 600);
+    s.settleSeconds = o.intValue("settle", s.settleSeconds, 0, 600);
     s.loads = o.doubles("loads", s.loads, 0.01, 100);
     for (int i = 0; i < s.loads.size(); i++) {
       if (s.loads.indexOf(s.loads.get(i)) != i) {
@@ -225,5 +238,5 @@ final class Settings {
 
   private static final String[] KNOWN = {"endpoints", "seconds", "warmup", "loads", "guards",
       "baseline", "connections", "service-ms", "compute-rounds", "compute-capacity", "timeout-ms",
-      "seed", "runs", "html", "quick", "help"};
+      "seed", "runs", "html", "quick", "settle", "help"};
 }

@@ -21,6 +21,8 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
@@ -73,7 +75,7 @@ class OverloadExperimentTest {
     // --quick: a 2 s probe; ~1 ms requests, so the loads stay modest.
     Settings s = Settings.parse(new String[] {"--quick", "--endpoints", "compute",
         "--guards", "jetty-qos,weir", "--loads", "0.5", "--compute-rounds", "400000",
-        "--baseline", "0", "--html", "none"});
+        "--baseline", "0", "--settle", "2", "--html", "none"});
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     ByteArrayOutputStream log = new ByteArrayOutputStream();
     OverloadExperiment.Result r = run(s, bytes, log);
@@ -92,8 +94,19 @@ class OverloadExperimentTest {
           p.toString());
       assertTrue(p.share(Status.OK) > 0.5, p.guard() + " served " + p.share(Status.OK));
     }
-    assertTrue(log.toString(StandardCharsets.UTF_8).contains("measuring the capacity of"
-        + " GET /compute closed-loop"), log.toString(StandardCharsets.UTF_8));
+    String progress = log.toString(StandardCharsets.UTF_8);
+    assertTrue(progress.contains("measuring the capacity of GET /compute closed-loop"), progress);
+    // Each guard's server warmed first, at the highest load given, in whole steps of 2 s: one
+    // step, whether the JIT was then quiet or the 2 s bound ended it.
+    Matcher warmed = Pattern.compile("warmed GET /compute, weir at 0\\.5x for (\\d+) s: the JIT"
+        + " (is quiet|still compiles)").matcher(progress);
+    assertTrue(warmed.find(), progress);
+    int seconds = Integer.parseInt(warmed.group(1));
+    assertTrue(seconds >= 2 && seconds <= 4, "one step of 2 s and its drain: " + seconds);
+    assertTrue(progress.indexOf("warmed GET /compute, weir") < progress.indexOf("running GET"
+        + " /compute, weir"), "before its first point:\n" + progress);
+    assertTrue(out.contains("each guard's server ran at 0.5x until the JIT compilers were quiet,"
+        + " at most 2 s"), out);
     assertTrue(out.contains("GET /compute (capacity "), out);
     assertTrue(out.contains("the machine's cores"), "the hand-picked rule is stated:\n" + out);
     Document page = HtmlReportTest.parse(r.html());
@@ -193,18 +206,28 @@ class OverloadExperimentTest {
     assertEquals(List.of(Endpoint.WORK, Endpoint.COMPUTE), full.endpoints);
     int guards = full.guards.size();
     // 2 endpoints x (guards x (6 loads + 2 x 2 repeats) + 1 baseline) x (2 + 6 + 1) s, plus
-    // the probe's 40 + 1 s: 22 minutes with seven guards.
-    assertEquals(2 * (guards * (6 + 4) + 1) * 9 + 41, OverloadExperiment.expectedSeconds(full));
+    // each guard's warm-up (about 15 s at each endpoint) and the probe's 40 + 1 s: 25 minutes
+    // with seven guards.
+    assertEquals(30, full.settleSeconds);
+    assertEquals(1.5, full.settleLoad());
+    assertEquals(2 * (guards * (6 + 4) + 1) * 9 + 2 * guards * 15 + 41,
+        OverloadExperiment.expectedSeconds(full));
     Settings quick = Settings.parse(new String[] {"--quick", "--html", "none"});
     // A second of warm-up, or the first point measures a cold JVM.
     assertEquals(1, quick.warmupSeconds);
+    assertEquals(0, quick.settleSeconds, "no warm-up per guard in a smoke run");
     // 2 endpoints x (guards x 2 loads + 1) x (1 + 1 + 1) s, plus the probe's 2 + 1 s.
     assertEquals(2 * (guards * 2 + 1) * 3 + 3, OverloadExperiment.expectedSeconds(quick));
     assertEquals("18 minutes", OverloadExperiment.duration(2 * (6 * 10 + 1) * 9 + 6));
     assertEquals("93 s", OverloadExperiment.duration(2 * (7 * 2 + 1) * 3 + 3));
     Settings one = Settings.parse(new String[] {"--endpoints", "work", "--html",
         "none"});
-    assertEquals((guards * (6 + 4) + 1) * 9, OverloadExperiment.expectedSeconds(one));
+    assertEquals((guards * (6 + 4) + 1) * 9 + guards * 15,
+        OverloadExperiment.expectedSeconds(one));
+    Settings bounded = Settings.parse(new String[] {"--endpoints", "work", "--loads", "0.5,2",
+        "--settle", "4", "--html", "none"});
+    assertEquals(2.0, bounded.settleLoad(), "the highest load, without 1.5x");
+    assertEquals((guards * 2 + 1) * 9 + guards * 4, OverloadExperiment.expectedSeconds(bounded));
   }
 
   @Test
