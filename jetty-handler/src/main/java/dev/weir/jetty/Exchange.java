@@ -9,6 +9,10 @@ import dev.weir.Ticket;
 import dev.weir.http.HttpAnswers;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.logging.Level;
 import java.util.logging.Logger;
@@ -19,9 +23,15 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * One request's way through the handler: its submission, its wait, its run and its permit. It is
- * at once the request's {@link AdmissionCallback}, the {@link Callback} the application completes
- * (which releases the permit), the request's failure listener (which withdraws it from the queue)
- * and the task that runs it on a server thread once admitted from the queue.
+ * at once the request's {@link AdmissionCallback}, the request the application is given, the
+ * {@link Callback} the application completes (which releases the permit), the request's failure
+ * listener (which withdraws it from the queue) and the task that runs it on a server thread once
+ * admitted from the queue: one object a request, allocated when it arrives.
+ *
+ * <p>As the application's request it is Jetty's, wrapped, with {@link WeirHandler#PERMIT_ATTRIBUTE}
+ * answered from here rather than stored in Jetty's attributes, which would create their map (about
+ * 220 bytes) for a request that has none. The attribute is read-only: setting or removing it has
+ * no effect on what this answers.
  *
  * <p>The admission callback may fire inside {@code submit}, on the handling thread, or later on a
  * releasing thread or the timer thread. {@code phase} settles who acts on the decision: the
@@ -35,7 +45,8 @@ import org.eclipse.jetty.util.Callback;
  * it: the ticket (the same object) is stored for the failure listener only when the request was
  * parked in the queue, and a permit that waited is never recycled.
  */
-final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>, Runnable {
+final class Exchange extends Request.Wrapper
+    implements AdmissionCallback, Callback, Consumer<Throwable>, Runnable {
   private static final Logger LOG = Logger.getLogger(Exchange.class.getName());
   private static final int SUBMITTING = 0;
   private static final int DECIDED = 1;
@@ -55,7 +66,6 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
 
   private final WeirHandler handler;
   private final Handler next;
-  private final Request request;
   private final Response response;
   private final Callback callback;
   @SuppressWarnings("unused") private volatile int phase; // through PHASE
@@ -65,21 +75,21 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   private volatile Ticket ticket;
   private volatile boolean clientGone;
   private volatile BoundedResponse bounded;
-  /** The request the application was given, once admitted. */
-  private volatile AdmittedRequest admitted;
+  /** Whether the application was handed the permit, as an attribute: then it is never recycled. */
+  private volatile boolean permitRead;
 
   Exchange(WeirHandler handler, Handler next, Request request, Response response,
       Callback callback) {
+    super(request);
     this.handler = handler;
     this.next = next;
-    this.request = request;
     this.response = response;
     this.callback = callback;
   }
 
   /** On the handling thread: submits, then acts here if decided, or leaves it to the callback. */
   boolean start(LoadShedder shedder, int priority) throws Exception {
-    request.addFailureListener(this);
+    getWrapped().addFailureListener(this);
     Ticket t = shedder.submit(priority, this);
     if (PHASE.compareAndSet(this, SUBMITTING, PARKED)) {
       // Stored, then clientGone read; the listener writes clientGone, then reads the ticket:
@@ -122,7 +132,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   /** Hands the decision to a server thread: never the timer's, nor a releasing application's. */
   private void execute() {
     try {
-      request.getContext().execute(this);
+      getWrapped().getContext().execute(this);
     } catch (RuntimeException e) {
       // The executor refuses (the server is stopping): answer here, it is one small write.
       LOG.log(Level.FINE, "could not hand a decided request to the server's executor", e);
@@ -170,16 +180,14 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   private boolean run(Permit p, boolean inline) throws Exception {
     Response res = response;
     if (handler.boundedResponseTime()) {
-      BoundedResponse b = new BoundedResponse(request, response);
+      BoundedResponse b = new BoundedResponse(getWrapped(), response);
       bounded = b;
       res = b;
       p.onDeadline(this::deadlinePassed);
     }
     boolean handled;
     try {
-      AdmittedRequest a = new AdmittedRequest(request, p);
-      admitted = a;
-      handled = next.handle(a, res, this);
+      handled = next.handle(this, res, this);
     } catch (Throwable x) {
       LOG.log(Level.FINE, "the application threw; failing its callback", x);
       failed(x);
@@ -193,7 +201,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
       p.release(Outcome.SUCCESS); // nothing ran: Jetty answers 404 itself
       return false;
     }
-    Response.writeError(request, res, this, 404); // too late to decline: answer as Jetty would
+    Response.writeError(getWrapped(), res, this, 404); // too late to decline: answer as Jetty would
     return true;
   }
 
@@ -205,7 +213,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
     }
     Runnable answer = () -> handler.answerWriter().deadline(response, callback);
     try {
-      request.getContext().execute(answer);
+      getWrapped().getContext().execute(answer);
     } catch (RuntimeException e) {
       answer.run(); // the server is stopping
     }
@@ -231,8 +239,7 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   /** Releases the permit, and recycles it if nothing but this exchange can reach it. */
   private void releaseAndRecycle(Permit p, Outcome outcome) {
     if (p.release(outcome) && bounded == null && ticket == null) {
-      AdmittedRequest a = admitted;
-      if (a == null || !a.permitRead()) {
+      if (!permitRead) {
         p.recycle(); // the core keeps it only if its life left nothing behind
       }
     }
@@ -257,6 +264,32 @@ final class Exchange implements AdmissionCallback, Callback, Consumer<Throwable>
   @Override
   public InvocationType getInvocationType() {
     return callback.getInvocationType();
+  }
+
+  // ------------------------------------------------------------ the application's request
+
+  @Override
+  public Object getAttribute(String name) {
+    if (WeirHandler.PERMIT_ATTRIBUTE.equals(name)) {
+      permitRead = true;
+      return permit;
+    }
+    return super.getAttribute(name);
+  }
+
+  @Override
+  public Set<String> getAttributeNameSet() {
+    Set<String> names = new HashSet<>(super.getAttributeNameSet());
+    names.add(WeirHandler.PERMIT_ATTRIBUTE);
+    return names;
+  }
+
+  @Override
+  public Map<String, Object> asAttributeMap() {
+    Map<String, Object> map = new HashMap<>(super.asAttributeMap());
+    permitRead = true;
+    map.put(WeirHandler.PERMIT_ATTRIBUTE, permit);
+    return map;
   }
 
   // ------------------------------------------------------------------- failure listener
