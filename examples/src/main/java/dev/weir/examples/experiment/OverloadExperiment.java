@@ -356,7 +356,8 @@ public final class OverloadExperiment {
     long points = s.guards.size() * (s.loads.size() + keyLoads * (s.runs - 1))
         + (s.baselineLoad > 0 ? 1 : 0);
     long seconds = s.endpoints.size() * points * (s.warmupSeconds + s.seconds + 1);
-    // A guard's warm-up takes 10-20 s on a 2-core machine, at most its bound.
+    // A guard's warm-up: 2-32 s on the 2-core machine, 10 on average; counted as 15, as each
+    // step also waits for its last answers.
     seconds += s.endpoints.size() * s.guards.size() * Math.min(s.settleSeconds, 15);
     if (s.endpoints.contains(Endpoint.COMPUTE) && s.computeCapacity == 0) {
       seconds += s.probeSeconds + 1;
