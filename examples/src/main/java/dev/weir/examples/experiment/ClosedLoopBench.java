@@ -227,16 +227,13 @@ public final class ClosedLoopBench {
           new InetSocketAddress("127.0.0.1", port), ExampleServer.HELLO_PATH, connections)) {
         long warmupStart = System.nanoTime();
         client.runUntil(warmupStart + TimeUnit.SECONDS.toNanos(warmup));
-        long[] before = mark(to, from);
-        boolean quiet = false;
-        long settleEnd = System.nanoTime() + TimeUnit.SECONDS.toNanos(settle);
-        while (!quiet && before[3] >= 0 && settleEnd - System.nanoTime() > 0) {
-          long step = System.nanoTime();
-          client.runUntil(step + TimeUnit.SECONDS.toNanos(JitWarmup.STEP_SECONDS));
-          long[] next = mark(to, from);
-          quiet = JitWarmup.quiet(next[3] - before[3], System.nanoTime() - step);
-          before = next;
-        }
+        long[][] last = {mark(to, from)}; // the mark the measured window starts from
+        boolean quiet = JitWarmup.settle(last[0][3], settle, () -> {
+          client.runUntil(System.nanoTime() + TimeUnit.SECONDS.toNanos(JitWarmup.STEP_SECONDS));
+          last[0] = mark(to, from);
+          return last[0][3];
+        });
+        long[] before = last[0];
         double warmed = (System.nanoTime() - warmupStart) / 1e9;
         client.reset();
         long start = System.nanoTime();

@@ -2,6 +2,7 @@ package dev.weir.examples.experiment;
 
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.util.concurrent.TimeUnit;
 
 /**
  * When a warm-up may end: once the JVM's JIT compilers have gone quiet. A server still compiling
@@ -18,6 +19,33 @@ final class JitWarmup {
   static final int QUIET_PERCENT = 1;
 
   private JitWarmup() {}
+
+  /** One step of load; returns the compilers' total milliseconds once it is done. */
+  interface Step {
+    long run() throws Exception;
+  }
+
+  /**
+   * Runs steps until one is quiet or {@code boundSeconds} have passed; nothing if {@code
+   * compiledMillis}, the compilers' total before the first step, is -1 (the JVM does not say).
+   *
+   * @return whether the last step was quiet
+   */
+  static boolean settle(long compiledMillis, int boundSeconds, Step step) throws Exception {
+    if (compiledMillis < 0) {
+      return false;
+    }
+    long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(boundSeconds);
+    long total = compiledMillis;
+    boolean quiet = false;
+    while (!quiet && end - System.nanoTime() > 0) {
+      long start = System.nanoTime();
+      long now = step.run();
+      quiet = quiet(now - total, System.nanoTime() - start);
+      total = now;
+    }
+    return quiet;
+  }
 
   /** Whether {@code compiledMillis} of compilation in a step of {@code stepNanos} is quiet. */
   static boolean quiet(long compiledMillis, long stepNanos) {

@@ -10,6 +10,7 @@ import dev.weir.examples.Status;
 import dev.weir.examples.TierMix;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +20,6 @@ import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Uber's Cinnamon experiment, scaled down to one machine: each endpoint of the example server
@@ -395,24 +395,16 @@ public final class OverloadExperiment {
     }
     double load = s.settleLoad();
     long start = System.nanoTime();
-    long end = start + TimeUnit.SECONDS.toNanos(s.settleSeconds);
-    boolean quiet = false;
+    boolean quiet;
     try (ExampleServer server = guard.start(backends(s, s.seed))) {
-      while (!quiet && end - System.nanoTime() > 0) {
-        long step = System.nanoTime();
-        LoadGenerator.builder(e.uri(server))
-            .rate(load * capacity)
+      quiet = JitWarmup.settle(jit, s.settleSeconds, () -> {
+        client(s, e.uri(server), load * capacity, s.seed)
             .warmup(Duration.ZERO)
             .duration(Duration.ofSeconds(JitWarmup.STEP_SECONDS))
-            .timeout(Duration.ofMillis(s.timeoutMillis))
-            .mix(MIX)
-            .seed(s.seed)
             .build()
             .run();
-        long now = JitWarmup.compilationMillis();
-        quiet = JitWarmup.quiet(now - jit, System.nanoTime() - step);
-        jit = now;
-      }
+        return JitWarmup.compilationMillis();
+      });
     }
     log.printf(Locale.ROOT, "  warmed %s, %s at %sx for %.0f s: %s%n", e.title(), guard.label(),
         Goals.fmt(load), (System.nanoTime() - start) / 1e9,
@@ -425,16 +417,21 @@ public final class OverloadExperiment {
     log.printf(Locale.ROOT, "  running %s, %s at %sx (%.0f req/s) for %d s ...%n", e.title(),
         label, Goals.fmt(load), rate, s.warmupSeconds + s.seconds);
     try (ExampleServer server = guard.start(backends(s, seed))) {
-      return LoadGenerator.builder(e.uri(server))
-          .rate(rate)
+      return client(s, e.uri(server), rate, seed)
           .warmup(Duration.ofSeconds(s.warmupSeconds))
           .duration(Duration.ofSeconds(s.seconds))
-          .timeout(Duration.ofMillis(s.timeoutMillis))
-          .mix(MIX)
-          .seed(seed)
           .build()
           .run();
     }
+  }
+
+  /** The experiment's open-loop client at {@code rate}: its timeout, tier mix and seed. */
+  private static LoadGenerator.Builder client(Settings s, URI uri, double rate, long seed) {
+    return LoadGenerator.builder(uri)
+        .rate(rate)
+        .timeout(Duration.ofMillis(s.timeoutMillis))
+        .mix(MIX)
+        .seed(seed);
   }
 
   static String header() {
