@@ -54,6 +54,8 @@ public final class Oracle {
     /** The best cut's admitted load, as a multiple of the capacity. */
     public double headroom;
     public Report bestReport;
+    /** The best run's first {@value Corpus#WARM} s: its start, which the window leaves out. */
+    public Report bestStart;
   }
 
   /** The limits the coarse sweep tries for {@code c}. */
@@ -102,8 +104,9 @@ public final class Oracle {
     if (limit < 1 || (headroom == CUT && s.goodput.containsKey(limit))) {
       return;
     }
-    Report r = Simulation.run(c.scenario, "oracle", (t, sc) -> shedder(t, c, limit, headroom))
-        .report(Corpus.WARM, Corpus.END);
+    SimResult run =
+        Simulation.run(c.scenario, "oracle", (t, sc) -> shedder(t, c, limit, headroom));
+    Report r = run.report(Corpus.WARM, Corpus.END);
     double g = r.goodput(-1);
     if (headroom == CUT) {
       s.goodput.put(limit, g);
@@ -113,6 +116,7 @@ public final class Oracle {
       s.best = limit;
       s.headroom = headroom;
       s.bestReport = r;
+      s.bestStart = run.report(0, Corpus.WARM);
     }
   }
 

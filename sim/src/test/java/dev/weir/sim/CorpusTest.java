@@ -4,7 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.weir.ControlWindow;
+import dev.weir.Limit;
+import dev.weir.LoadShedder;
 import dev.weir.Priority;
+import dev.weir.control.Rejectors;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -120,5 +125,44 @@ class CorpusTest {
       assertEquals(a.scenario.seed + 7, b.scenario.seed);
       assertEquals(a.toString(), b.toString());
     }
+  }
+
+  @Test
+  void aLowLoadRunThatShedsOnlyAsItStartsMissesTheGoalOfNothingShed() {
+    Corpus.Case c = Corpus.family("single-tier").stream().filter(Corpus.Case::lowLoad)
+        .findFirst().orElseThrow();
+    // One request at a time, with no queue, until the window opens; then room for everything.
+    long opens = (long) (Corpus.WARM * 1e9);
+    Scorecard.Contender startOnly = new Scorecard.Contender("start-only", (timer, s) ->
+        LoadShedder.builder().timer(timer).requestTimeout(Duration.ofSeconds(60))
+            .queueCapacity(1).rejector(Rejectors::none)
+            .limit(() -> new Limit() {
+              @Override
+              public int initialLimit() {
+                return 1;
+              }
+
+              @Override
+              public int maxLimit() {
+                return 100_000;
+              }
+
+              @Override
+              public int update(ControlWindow w) {
+                return w.nowNanos() < opens ? 1 : 100_000;
+              }
+            }).build());
+    List<Scorecard.Contender> guards = List.of(startOnly, Scorecard.of(Guard.NONE));
+    Scorecard.Row row = Scorecard.row(c, guards);
+
+    Scorecard.Metrics m = row.get("start-only");
+    assertEquals(0, m.shed, "nothing shed in the measured window");
+    assertTrue(m.startShed > 0.5, "most of the start shed: " + m.startShed);
+    assertEquals(0, row.get("none").startShed);
+    String card = Scorecard.format(List.of(row), guards, false);
+    String line = card.lines().filter(l -> l.startsWith("start-only")).findFirst().orElseThrow();
+    assertTrue(line.endsWith("-"), "goal 5 missed: " + line);
+    String none = card.lines().filter(l -> l.startsWith("none")).findFirst().orElseThrow();
+    assertTrue(none.contains(" 0    0.0%"), "no guard sheds nothing at the start: " + none);
   }
 }
