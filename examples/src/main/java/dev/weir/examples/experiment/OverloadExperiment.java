@@ -48,6 +48,11 @@ import java.util.Locale;
 public final class OverloadExperiment {
   private static final TierMix MIX = TierMix.parse("1:50,5:50");
   private static final String TITLE = "Weir overload experiment (after Uber's Cinnamon)";
+  /**
+   * With {@code /compute}'s capacity given, the closed loop that would have measured it still runs
+   * this long, at most {@code probeSeconds}, unmeasured: long enough to compile the work.
+   */
+  static final int GIVEN_CAPACITY_WARMUP_SECONDS = 10;
 
   private OverloadExperiment() {}
 
@@ -207,6 +212,16 @@ public final class OverloadExperiment {
           s.serviceMillis, capacity);
     } else if (s.computeCapacity > 0) {
       capacity = s.computeCapacity;
+      // The probe also compiled the work. Without it, the first guard's overload would meet the
+      // work interpreted, many times slower, with the JIT's threads starved by the requests in
+      // service: every guard then served nothing in three of four such runs.
+      int clients = CapacityProbe.CLIENTS_PER_CORE * cores;
+      int seconds = Math.min(s.probeSeconds, GIVEN_CAPACITY_WARMUP_SECONDS);
+      log.printf(Locale.ROOT, "  warming GET /compute closed-loop, %d clients, no guard, for %d s"
+          + " (its capacity was given) ...%n", clients, seconds);
+      try (ExampleServer server = Guard.all().get(0).start(backends(s, s.seed))) {
+        CapacityProbe.measure(server.computeUri(), clients, seconds);
+      }
       description = String.format(Locale.ROOT, "GET /compute runs %d hash rounds of CPU work"
           + " per request; its capacity, %.0f req/s, was given (--compute-capacity).",
           s.computeRounds, capacity);
@@ -359,8 +374,9 @@ public final class OverloadExperiment {
     // A guard's warm-up: 2-32 s on the 2-core machine, 10 on average; counted as 15, as each
     // step also waits for its last answers.
     seconds += s.endpoints.size() * s.guards.size() * Math.min(s.settleSeconds, 15);
-    if (s.endpoints.contains(Endpoint.COMPUTE) && s.computeCapacity == 0) {
-      seconds += s.probeSeconds + 1;
+    if (s.endpoints.contains(Endpoint.COMPUTE)) {
+      seconds += (s.computeCapacity == 0 ? s.probeSeconds
+          : Math.min(s.probeSeconds, GIVEN_CAPACITY_WARMUP_SECONDS)) + 1;
     }
     return seconds;
   }

@@ -114,6 +114,30 @@ class OverloadExperimentTest {
   }
 
   @Test
+  void aGivenComputeCapacityStillWarmsTheWorkClosedLoopBeforeTheFirstOverload() throws Exception {
+    Settings s = Settings.parse(new String[] {"--quick", "--endpoints", "compute",
+        "--guards", "weir", "--loads", "1.5", "--compute-rounds", "400000",
+        "--compute-capacity", "200", "--baseline", "0", "--html", "none"});
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    OverloadExperiment.Result r = run(s, bytes, log);
+
+    String progress = log.toString(StandardCharsets.UTF_8);
+    assertTrue(progress.contains("warming GET /compute closed-loop, "
+        + 2 * Runtime.getRuntime().availableProcessors() + " clients, no guard, for 2 s (its"
+        + " capacity was given)"), progress);
+    assertFalse(progress.contains("measuring the capacity"), progress);
+    assertTrue(progress.indexOf("warming GET /compute") < progress.indexOf("running GET"),
+        "before the first point:\n" + progress);
+    OverloadExperiment.EndpointResult compute = r.endpoints().get(0);
+    assertEquals(200, compute.capacity());
+    assertTrue(compute.description().contains("was given (--compute-capacity)"),
+        compute.description());
+    // --quick probes 2 s, so the warm-up is 2 s too: counted in the estimate.
+    assertEquals((1 * 1 + 0) * 3 + 2 + 1, OverloadExperiment.expectedSeconds(s));
+  }
+
+  @Test
   void atAGoalsLoadEveryGuardRunsAgainOnTheNextSeedAndTheGoalsPairTheRuns() throws Exception {
     Settings s = Settings.parse(new String[] {"--endpoints", "work",
         "--loads", "0.5,1.5", "--guards", "jetty-qos,weir", "--runs", "2", "--seconds", "1",
