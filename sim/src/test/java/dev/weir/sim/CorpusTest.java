@@ -131,7 +131,7 @@ class CorpusTest {
   void aLowLoadRunThatShedsOnlyAsItStartsMissesTheGoalOfNothingShed() {
     Corpus.Case c = Corpus.family("single-tier").stream().filter(Corpus.Case::lowLoad)
         .findFirst().orElseThrow();
-    // One request at a time, with no queue, until the window opens; then room for everything.
+    // One request at a time and a queue of one until the window opens; then room for everything.
     long opens = (long) (Corpus.WARM * 1e9);
     Scorecard.Contender startOnly = new Scorecard.Contender("start-only", (timer, s) ->
         LoadShedder.builder().timer(timer).requestTimeout(Duration.ofSeconds(60))
