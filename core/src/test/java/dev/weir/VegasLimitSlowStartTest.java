@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * lack of demand only when the requests did not use the limit the window ran at, not because
  * inflight had yet to follow a limit that grew during the window. It restarts, once latency rose,
  * at Vegas's estimate of the knee, but not below a quarter of the limit reached, however slow the
- * windows that ended it.
+ * windows that ended it. Drops while it starts (a service slow for its first seconds) cut the
+ * limit but do not end the start.
  */
 class VegasLimitSlowStartTest {
   static final long TICK = TimeUnit.MILLISECONDS.toNanos(100);
@@ -136,5 +137,32 @@ class VegasLimitSlowStartTest {
     int limit = endSlowStart(reached, 250 * MS);
     assertTrue(Math.abs(limit - 0.4 * reached) <= 0.05 * reached,
         "restarted at " + limit + " of " + reached + ", not at 0.4 of it");
+  }
+
+  @Test
+  void dropsWhileStartingCutTheLimitButTheStartGoesOnOnceAnswersComeBackInTime() {
+    // A wide pool slow for its first seconds: at a limit of 4 every window's answers are drops
+    // (past their deadline), then the service is fast (100 ms) and 1,000 arrivals a second need
+    // 100 in flight.
+    int limit = 4;
+    for (int i = 0; i < 20; i++) {
+      now += TICK;
+      ControlWindow w = window(now, limit, limit, 3000 * MS, 0);
+      w.drops = 2;
+      w.arrivals = 100;
+      limit = v.update(w);
+    }
+    assertTrue(limit < 4, "drops cut the limit: " + limit);
+    int ticks = 0;
+    for (; ticks < 60 && limit < 100; ticks++) {
+      now += TICK;
+      ControlWindow w = window(now, limit, limit, 100 * MS, Math.max(1, limit));
+      w.arrivals = 100;
+      limit = v.update(w);
+    }
+    // Measured, then slow start toward the demand: seconds, where Vegas's additive growth from 3
+    // would take minutes.
+    assertTrue(limit >= 100, "the start did not go on: " + limit);
+    assertTrue(ticks <= 30, "took " + ticks + " ticks to reach the demand");
   }
 }

@@ -50,6 +50,8 @@ import java.time.Duration;
  *       anyway.
  *   <li><b>Climbing on timeouts.</b> A window in which more than {@code dropTolerance} of releases
  *       were drops shrinks the limit by a tenth and never grows it, whatever the other latencies.
+ *       It does not end the start: a service slow for its first seconds times out then, and
+ *       Vegas's additive growth from a start-up limit would take minutes to reach a wide pool.
  *   <li><b>Growing when unused.</b> The limit grows on latency only while the peak inflight
  *       reaches 80% of it. An unused limit settles at one and a half times the recent peak, from
  *       above or below: a sudden surge cannot all be admitted on the strength of capacity that
@@ -240,7 +242,8 @@ public final class VegasLimit implements Limit {
     recentPeak = Math.max(windowPeak, recentPeak * PEAK_DECAY);
 
     if (windowDrops > dropTolerance * total) {
-      phase = Phase.NORMAL;
+      // Drops while starting say the service was slow then, not where its knee is: the start goes
+      // on, to measure and grow once answers come back in time.
       limit = Math.max(minLimit, limit * 0.9);
       return;
     }

@@ -52,7 +52,7 @@ public final class Corpus {
    */
   public static final List<String> FAMILIES = List.of("pool-lognormal", "pool-pareto",
       "pool-bimodal", "cpu", "mixed", "capacity-step", "capacity-ramp", "gc-stall", "load-shape",
-      "single-tier", HELD_OUT_FAMILY, "cold-start");
+      "single-tier", HELD_OUT_FAMILY, "cold-start", "busy-start");
 
   private Corpus() {}
 
@@ -249,6 +249,13 @@ public final class Corpus {
         // CPU stage before a pool, 5-20 times slower until 0.25-1 s of one core's CPU warm it.
         model = (r.nextBoolean() ? cpu(r) : mixed(r, Dist.lognormal(1, 0.5)))
             .withColdStart(pick(r, 0.05, 0.1, 0.2), pick(r, 0.25, 0.5, 1.0));
+        break;
+      case "busy-start":
+        // A service slow for its first seconds whatever its load (the machine still busy with
+        // something else as it starts), then at full speed: what its guard measures first is not
+        // the service it will serve. The window, from 4 s, sees what that reading left behind.
+        double until = pick(r, 1.0, 2.0, 4.0);
+        model = any(r).withSpeed(Speed.step(0.001, until, pick(r, 0.1, 0.2, 0.5)));
         break;
       case "single-tier":
         model = any(r);

@@ -42,7 +42,7 @@ class CorpusTest {
     for (String shape : new String[] {"lognormal(", "pareto(", "bimodal("}) {
       assertTrue(models.stream().anyMatch(m -> m.toString().contains(shape)), shape);
     }
-    for (String speed : new String[] {"from 8 to 14 s", "ramp to", "stalls every"}) {
+    for (String speed : new String[] {"from 8 to 14 s", "ramp to", "stalls every", "from 0 to"}) {
       assertTrue(models.stream().anyMatch(m -> m.toString().contains(speed)), speed);
     }
     assertTrue(models.stream().anyMatch(m -> m.workers() == 1 || m.cores() == 1), "size 1");
