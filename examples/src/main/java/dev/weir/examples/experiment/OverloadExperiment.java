@@ -216,12 +216,10 @@ public final class OverloadExperiment {
       // work interpreted, many times slower, with the JIT's threads starved by the requests in
       // service: every guard then served nothing in three of four such runs.
       int clients = CapacityProbe.CLIENTS_PER_CORE * cores;
-      int seconds = Math.min(s.probeSeconds, GIVEN_CAPACITY_WARMUP_SECONDS);
+      int seconds = givenCapacityWarmupSeconds(s);
       log.printf(Locale.ROOT, "  warming GET /compute closed-loop, %d clients, no guard, for %d s"
           + " (its capacity was given) ...%n", clients, seconds);
-      try (ExampleServer server = Guard.all().get(0).start(backends(s, s.seed))) {
-        CapacityProbe.measure(server.computeUri(), clients, seconds);
-      }
+      closedLoop(s, clients, seconds);
       description = String.format(Locale.ROOT, "GET /compute runs %d hash rounds of CPU work"
           + " per request; its capacity, %.0f req/s, was given (--compute-capacity).",
           s.computeRounds, capacity);
@@ -229,9 +227,7 @@ public final class OverloadExperiment {
       int clients = CapacityProbe.CLIENTS_PER_CORE * cores;
       log.printf(Locale.ROOT, "  measuring the capacity of GET /compute closed-loop, %d clients,"
           + " no guard, for %d s ...%n", clients, s.probeSeconds);
-      try (ExampleServer server = Guard.all().get(0).start(backends(s, s.seed))) {
-        capacity = CapacityProbe.measure(server.computeUri(), clients, s.probeSeconds);
-      }
+      capacity = closedLoop(s, clients, s.probeSeconds);
       if (!(capacity >= 1)) {
         throw new IllegalStateException("GET /compute served nothing in the capacity probe");
       }
@@ -243,6 +239,18 @@ public final class OverloadExperiment {
           Math.min(CapacityProbe.WINDOW_SECONDS, s.probeSeconds), s.probeSeconds);
     }
     return new Capacity(capacity, description);
+  }
+
+  /** {@link CapacityProbe}'s closed loop on an unguarded server's {@code /compute}: its rate. */
+  private static double closedLoop(Settings s, int clients, int seconds) throws Exception {
+    try (ExampleServer server = Guard.all().get(0).start(backends(s, s.seed))) {
+      return CapacityProbe.measure(server.computeUri(), clients, seconds);
+    }
+  }
+
+  /** How long the closed loop runs, unmeasured, when {@code /compute}'s capacity is given. */
+  private static int givenCapacityWarmupSeconds(Settings s) {
+    return Math.min(s.probeSeconds, GIVEN_CAPACITY_WARMUP_SECONDS);
   }
 
   /** Runs every guard at every load of the endpoint. */
@@ -375,8 +383,7 @@ public final class OverloadExperiment {
     // step also waits for its last answers.
     seconds += s.endpoints.size() * s.guards.size() * Math.min(s.settleSeconds, 15);
     if (s.endpoints.contains(Endpoint.COMPUTE)) {
-      seconds += (s.computeCapacity == 0 ? s.probeSeconds
-          : Math.min(s.probeSeconds, GIVEN_CAPACITY_WARMUP_SECONDS)) + 1;
+      seconds += (s.computeCapacity == 0 ? s.probeSeconds : givenCapacityWarmupSeconds(s)) + 1;
     }
     return seconds;
   }
