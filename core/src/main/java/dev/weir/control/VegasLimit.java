@@ -35,8 +35,8 @@ import java.time.Duration;
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
  *   <li><b>Noise and collapse at low traffic.</b> An update needs {@code minSamples} samples,
- *       gathered over as many ticks as it takes (up to {@code maxWindow}); and latency cuts the limit
- *       only while at least half of it is in use, so noise at 5 RPS cannot whittle it down.
+ *       gathered over as many ticks as it takes (up to {@code maxWindow}), so noise at 5 RPS cannot
+ *       whittle the limit down; an unused limit settles near its recent peak (below).
  *   <li><b>Baseline drift.</b> The baseline is the lowest smoothed median in a sliding horizon, so it
  *       cannot creep up with latency while the service is loaded; every 32 updates one window runs at
  *       0.8 of the limit, whose median is a fresh baseline candidate from below the operating point.
@@ -331,9 +331,7 @@ public final class VegasLimit implements Limit {
     double queue = limit * (1 - 1 / ratio);
     double target = Math.max(Math.max(1.5, targetQueue * limit), NOISE_FLOOR * noise * limit);
 
-    // A latency rise while the limit is far from used is not ours to fix: cutting a limit nobody
-    // reaches changes nothing but leaves less room for the next surge.
-    if (queue > target && windowPeak >= 0.5 * windowLimit) {
+    if (queue > target) {
       if (cutStartLimit == 0) {
         cutStartLimit = limit;
         cutStartLatency = smoothed;
@@ -342,8 +340,9 @@ public final class VegasLimit implements Limit {
         rebase((long) smoothed);
         return;
       }
-      limit = Math.max(minLimit, Math.max(0.7 * limit, limit - GAIN * (queue - target)));
-    } else if (queue <= target) {
+      // The queue estimate is below the limit, so one update cuts less than half of it.
+      limit = Math.max(minLimit, limit - GAIN * (queue - target));
+    } else {
       cutStartLimit = 0;
       if (!binding) {
         // An unused limit settles at UNUSED_HEADROOM times the recent peak, from either side.
