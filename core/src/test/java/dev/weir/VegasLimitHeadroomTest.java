@@ -10,8 +10,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * An unused limit settles at one and a half times the recent peak inflight, whether it arrived from
- * below (grown while it bound) or from above (left high by a surge): its headroom does not depend
- * on the way it came.
+ * below (grown while it bound), from above (left high by a surge) or through a slowdown while it
+ * was far from used (cut, and rebased when the cut did not bring latency down): its headroom does
+ * not depend on the way it came. Latency cuts a limit toward its target by half the gap between
+ * the queue estimate and the target; the estimate is below the limit, so no update cuts half of
+ * it, and a deep queue is cut deeply.
  */
 class VegasLimitHeadroomTest {
   private final VegasLimit v = VegasLimit.builder().build();
@@ -53,5 +56,27 @@ class VegasLimitHeadroomTest {
       limit = tick(limit, 10, 100 * MS);
     }
     assertTrue(limit >= 14 && limit <= 16, "settled at " + limit);
+  }
+
+  @Test
+  void aSlowerServiceFarFromItsLimitIsCutRebasedAndSettlesAtOneAndAHalfTimesThePeak() {
+    int limit = settledAt30();
+    int lowest = limit;
+    for (int i = 0; i < 400; i++) {
+      // Demand falls to 10 in flight (a third of the limit) and the service is three times slower.
+      limit = tick(limit, 10, 300 * MS);
+      lowest = Math.min(lowest, limit);
+    }
+    assertTrue(lowest >= 14, "cut to " + lowest);
+    assertTrue(limit >= 14 && limit <= 16, "settled at " + limit);
+  }
+
+  @Test
+  void aDeepQueueIsCutByLessThanHalfTheLimitInOneUpdate() {
+    int limit = settledAt30();
+    // Every permit in use and latency 30 times the baseline: the estimate reads nearly the whole
+    // limit queued, and the update cuts toward the target by half the gap.
+    int next = tick(limit, limit, 3000 * MS);
+    assertTrue(next > limit / 2 && next < 0.7 * limit, "cut from " + limit + " to " + next);
   }
 }
