@@ -63,7 +63,7 @@ class VegasLimitHeadroomTest {
     int limit = settledAt30();
     int lowest = limit;
     for (int i = 0; i < 400; i++) {
-      // Demand falls to 10 in flight (a third of the limit) and the service is three times slower.
+      // Demand falls to 10 in flight (under a quarter of the limit), the service three times slower.
       limit = tick(limit, 10, 300 * MS);
       lowest = Math.min(lowest, limit);
     }
