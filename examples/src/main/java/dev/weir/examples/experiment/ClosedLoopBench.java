@@ -25,14 +25,19 @@ import java.util.stream.Collectors;
 /**
  * What each guard costs the server per request, closed-loop: {@code GET /hello} (answers at once)
  * driven by a fixed number of keep-alive connections that each send their next request as soon as
- * the last one is answered ({@link ClosedLoopClient}, one thread, in this JVM). Each run starts a
- * fresh server JVM ({@link OverheadServer}), warms it up, then measures throughput, and, from the
- * server JVM itself, its CPU time and the bytes all its threads allocated, per request. Guards
- * rotate over rounds (round r starts at guard r), so that drift in a shared machine's load hits
- * them alike.
+ * the last one is answered ({@link ClosedLoopClient}, one thread, in this JVM). Each guard runs on
+ * a server JVM of its own ({@link OverheadServer}), so that no guard's code shapes another's JIT
+ * profile; the bench measures throughput and, from the server JVM itself, its CPU time and the
+ * bytes all its threads allocated, per request.
  *
- * <p>The warm-up lasts at least {@code --warmup} seconds, then goes on until the server's JIT
- * compilers are quiet ({@link JitWarmup}), for at most {@code --settle} seconds more.
+ * <p>Each round starts a fresh JVM per guard and warms each in turn: at least {@code --warmup}
+ * seconds, then on until the server's JIT compilers are quiet ({@link JitWarmup}), for at most
+ * {@code --settle} seconds more. Then the guards take the load in turn, one slice of {@code
+ * --slice} seconds each, the order rotated every cycle, until each has had {@code --seconds}. The
+ * machine's speed drifts by tens of percent over minutes on a shared VM, and runs of one guard
+ * move together; a slice is compared only with the slices of the same cycle, seconds apart, so
+ * the drift cancels from each comparison, and the spread of the comparisons gives their standard
+ * error.
  *
  * <p>Two figures of CPU per request are reported against {@code none}: the one derived from
  * throughput alone, {@code cores * (1/throughput - 1/baseline)}, which holds when the machine is
@@ -42,11 +47,13 @@ import java.util.stream.Collectors;
 public final class ClosedLoopBench {
   static final String USAGE = String.join("\n",
       "Usage: bin/demo closed-loop [options]",
-      "  --seconds N       measured seconds per run (default 10)",
-      "  --warmup N        warm-up seconds per run, at least (default 5)",
+      "  --seconds N       measured seconds per guard and round (default 10)",
+      "  --slice N         seconds of load a guard takes at a time, guards alternating",
+      "                    (default 1)",
+      "  --warmup N        warm-up seconds per server, at least (default 5)",
       "  --settle N        then up to N seconds more, until the server's JIT is quiet",
       "                    (default 60; 0: the warm-up is --warmup exactly)",
-      "  --rounds N        rounds; each runs every guard once, rotated (default 3)",
+      "  --rounds N        rounds, each on fresh server JVMs (default 3)",
       "  --connections N   client connections, each sending back-to-back (default 16)",
       "  --guards a,b,...  guards (default: none, pass-filter, the experiment's others, weir-shed,",
       "                    weir-queued)",
@@ -73,13 +80,15 @@ public final class ClosedLoopBench {
         return;
       }
       int seconds = a.intValue("seconds", 10, 1, 600);
+      int slice = a.intValue("slice", 1, 1, 60);
       int warmup = a.intValue("warmup", 5, 0, 600);
       int settle = a.intValue("settle", 60, 0, 600);
       int rounds = a.intValue("rounds", 3, 1, 20);
       int connections = a.intValue("connections", 16, 1, 1024);
       List<String> guards = guards(a.string("guards", null));
       String jvmArgs = a.string("jvm-args", "");
-      run(System.out, System.err, guards, seconds, warmup, settle, rounds, connections, jvmArgs);
+      run(System.out, System.err, guards, seconds, slice, warmup, settle, rounds, connections,
+          jvmArgs);
     } catch (IllegalArgumentException e) {
       System.err.println("closed-loop: " + e.getMessage());
       System.err.println(USAGE);
@@ -103,15 +112,15 @@ public final class ClosedLoopBench {
   static final Duration DEADLINE = Duration.ofSeconds(60);
 
   private static final List<String> OPTIONS =
-      List.of("seconds", "warmup", "settle", "rounds", "connections", "guards", "jvm-args",
-          "help");
+      List.of("seconds", "slice", "warmup", "settle", "rounds", "connections", "guards",
+          "jvm-args", "help");
 
   /** {@code --name value} pairs; {@code --help} alone: {@link Args}, with this bench's names. */
   static Args options(String[] args) {
     return Args.parse(args, OPTIONS.toArray(new String[0]));
   }
 
-  /** One run's measurements. */
+  /** One measured stretch of load on one server: a slice, or the sum of several. */
   static final class Run {
     long ok;
     long other;
@@ -128,73 +137,178 @@ public final class ClosedLoopBench {
     long requests() {
       return ok + other;
     }
+
+    double rate() {
+      return requests() / seconds;
+    }
+
+    /** The server's CPU time per request, in microseconds. */
+    double cpuMicrosPerRequest() {
+      return cpuNanos / 1000.0 / Math.max(1, requests());
+    }
+
+    void add(Run r) {
+      ok += r.ok;
+      other += r.other;
+      seconds += r.seconds;
+      cpuNanos += r.cpuNanos;
+      allocBytes += r.allocBytes;
+      gcs += r.gcs;
+      jitMillis = jitMillis < 0 || r.jitMillis < 0 ? -1 : jitMillis + r.jitMillis;
+    }
   }
 
-  static void run(PrintStream out, PrintStream log, List<String> guards, int seconds, int warmup,
-      int settle, int rounds, int connections, String jvmArgs) throws Exception {
-    int cores = Runtime.getRuntime().availableProcessors();
-    Map<String, List<Run>> runs = new LinkedHashMap<>();
-    guards.forEach(g -> runs.put(g, new ArrayList<>()));
-    for (int round = 0; round < rounds; round++) {
-      for (int i = 0; i < guards.size(); i++) {
-        String g = guards.get((i + round) % guards.size());
-        log.printf(Locale.ROOT, "  round %d: %s ...%n", round + 1, g);
-        runs.get(g).add(measure(g, seconds, warmup, settle, connections, jvmArgs, DEADLINE));
+  /** A mean and its standard error. */
+  static final class Estimate {
+    final double mean;
+    final double standardError;
+
+    Estimate(List<Double> xs) {
+      int n = xs.size();
+      double sum = 0;
+      for (double x : xs) {
+        sum += x;
       }
+      mean = n == 0 ? Double.NaN : sum / n;
+      double squares = 0;
+      for (double x : xs) {
+        squares += (x - mean) * (x - mean);
+      }
+      standardError = n < 2 ? Double.NaN : Math.sqrt(squares / (n - 1) / n);
     }
-    out.printf(Locale.ROOT, "Closed loop: GET %s, %d connections back-to-back, %d s measured after"
-        + " %d s warm-up%s, each guard on a fresh server JVM, %d round(s) rotated, %d cores%n%n",
-        ExampleServer.HELLO_PATH, connections, seconds, warmup, settle == 0 ? ""
-            : String.format(Locale.ROOT, " and up to %d s more until the server's JIT was quiet",
-                settle), rounds, cores);
-    out.println(String.format(Locale.ROOT, "%-18s %10s %7s %8s %9s %9s %9s %8s", "guard", "req/s",
-        "vs none", "2xx", "CPU us/r", "+us/r", "+us/r", "B/req"));
-    out.println(String.format(Locale.ROOT, "%-18s %10s %7s %8s %9s %9s %9s %8s", "", "", "", "",
-        "(server)", "(derived)", "(server)", "(server)"));
-    Run base = runs.containsKey(Guard.NONE) ? total(runs.get(Guard.NONE)) : null;
-    for (Map.Entry<String, List<Run>> e : runs.entrySet()) {
-      Run t = total(e.getValue());
-      double rate = t.requests() / t.seconds;
-      double cpu = t.cpuNanos / 1000.0 / t.requests();
+  }
+
+  static void run(PrintStream out, PrintStream log, List<String> guards, int seconds, int slice,
+      int warmup, int settle, int rounds, int connections, String jvmArgs) throws Exception {
+    int cores = Runtime.getRuntime().availableProcessors();
+    int slices = (seconds + slice - 1) / slice;
+    // Each guard's load served in a round, and in a cycle of slices.
+    List<Map<String, Run>> byRound = new ArrayList<>();
+    List<Map<String, Run>> byCycle = new ArrayList<>();
+    for (int round = 0; round < rounds; round++) {
+      Map<String, Run> roundRuns = new LinkedHashMap<>();
+      List<Server> servers = new ArrayList<>();
+      try {
+        for (int i = 0; i < guards.size(); i++) {
+          String g = guards.get((i + round) % guards.size());
+          log.printf(Locale.ROOT, "  round %d: starting and warming %s ...%n", round + 1, g);
+          Server s = Server.start(g, jvmArgs, DEADLINE);
+          servers.add(s);
+          Run total = new Run();
+          total.quiet = s.warm(warmup, settle, connections);
+          total.warmupSeconds = s.warmedSeconds;
+          roundRuns.put(g, total);
+        }
+        log.printf(Locale.ROOT, "  round %d: %d cycles of %d s per guard ...%n", round + 1, slices,
+            slice);
+        for (int k = 0; k < slices; k++) {
+          Map<String, Run> cycle = new LinkedHashMap<>();
+          int each = Math.min(slice, seconds - k * slice);
+          for (int i = 0; i < servers.size(); i++) {
+            Server s = servers.get((i + k) % servers.size());
+            Run r = s.measure(each, connections);
+            cycle.put(s.guard, r);
+            roundRuns.get(s.guard).add(r);
+          }
+          byCycle.add(cycle);
+          log.println(cycleLine(round, k, cycle));
+        }
+      } finally {
+        for (Server s : servers) {
+          s.close();
+        }
+      }
+      byRound.add(roundRuns);
+    }
+    report(out, guards, byRound, byCycle, seconds, slice, warmup, settle, connections, cores);
+  }
+
+  private static void report(PrintStream out, List<String> guards, List<Map<String, Run>> byRound,
+      List<Map<String, Run>> byCycle, int seconds, int slice, int warmup, int settle,
+      int connections, int cores) {
+    out.printf(Locale.ROOT, "Closed loop: GET %s, %d connections back-to-back, %d s measured per"
+        + " guard and round in slices of %d s, guards alternating; each guard on a server JVM of"
+        + " its own, warmed %d s%s; %d round(s); %d cores%n%n", ExampleServer.HELLO_PATH,
+        connections, seconds, slice, warmup, settle == 0 ? ""
+            : String.format(Locale.ROOT, " and up to %d s more until its JIT was quiet", settle),
+        byRound.size(), cores);
+    out.println(String.format(Locale.ROOT, "%-18s %8s %7s %6s %7s %9s %9s %9s %6s %8s", "guard",
+        "req/s", "vs none", "+-", "2xx", "CPU us/r", "+us/r", "+us/r", "+-", "B/req"));
+    out.println(String.format(Locale.ROOT, "%-18s %8s %7s %6s %7s %9s %9s %9s %6s %8s", "", "",
+        "", "", "", "(server)", "(derived)", "(server)", "", "(server)"));
+    boolean paired = guards.contains(Guard.NONE);
+    Run base = paired ? total(byRound, Guard.NONE) : null;
+    for (String g : guards) {
+      Run t = total(byRound, g);
       String vs = "";
+      String vsError = "";
       String derived = "";
       String extra = "";
-      if (base != null) {
-        double baseRate = base.requests() / base.seconds;
-        vs = String.format(Locale.ROOT, "%+.1f%%", 100 * (rate / baseRate - 1));
-        derived = String.format(Locale.ROOT, "%.2f", cores * 1e6 * (1 / rate - 1 / baseRate));
-        extra = String.format(Locale.ROOT, "%.2f", cpu - base.cpuNanos / 1000.0 / base.requests());
+      String extraError = "";
+      if (paired) {
+        List<Double> ratios = new ArrayList<>();
+        List<Double> cpus = new ArrayList<>();
+        for (Map<String, Run> c : byCycle) {
+          Run none = c.get(Guard.NONE);
+          Run r = c.get(g);
+          ratios.add(r.rate() / none.rate() - 1);
+          cpus.add(r.cpuMicrosPerRequest() - none.cpuMicrosPerRequest());
+        }
+        Estimate ratio = new Estimate(ratios);
+        Estimate cpu = new Estimate(cpus);
+        vs = String.format(Locale.ROOT, "%+.1f%%", 100 * ratio.mean);
+        vsError = errorText(100 * ratio.standardError, "%");
+        derived = String.format(Locale.ROOT, "%.2f", cores * 1e6 * (1 / t.rate() - 1 / base.rate()));
+        extra = String.format(Locale.ROOT, "%.2f", cpu.mean);
+        extraError = errorText(cpu.standardError, "");
       }
-      out.println(String.format(Locale.ROOT, "%-18s %10.0f %7s %7.1f%% %9.2f %9s %9s %8.0f",
-          e.getKey(), rate, vs, 100.0 * t.ok / Math.max(1, t.requests()), cpu, derived, extra,
-          (double) t.allocBytes / t.requests()));
+      out.println(String.format(Locale.ROOT, "%-18s %8.0f %7s %6s %6.1f%% %9.2f %9s %9s %6s %8.0f",
+          g, t.rate(), vs, vsError, 100.0 * t.ok / Math.max(1, t.requests()),
+          t.cpuMicrosPerRequest(), derived, extra, extraError,
+          (double) t.allocBytes / Math.max(1, t.requests())));
     }
     out.println();
+    if (paired) {
+      out.printf(Locale.ROOT, "vs none and +us/r (server): means over %d cycles of each guard's"
+          + " slice against none's in the same cycle; +- is twice their standard error.%n",
+          byCycle.size());
+    }
     out.println("Per round: req/s (warm-up s, * if the JIT was still busy; JIT ms while measured):");
-    for (Map.Entry<String, List<Run>> e : runs.entrySet()) {
-      out.println(String.format(Locale.ROOT, "%-18s %s", e.getKey(), e.getValue().stream()
-          .map(r -> String.format(Locale.ROOT, "%.0f (%.0f%s; %d)", r.requests() / r.seconds,
+    for (String g : guards) {
+      out.println(String.format(Locale.ROOT, "%-18s %s", g, byRound.stream().map(m -> m.get(g))
+          .map(r -> String.format(Locale.ROOT, "%.0f (%.0f%s; %d)", r.rate(),
               r.warmupSeconds, r.quiet ? "" : "*", r.jitMillis))
           .collect(Collectors.joining("  "))));
     }
     out.flush();
   }
 
-  private static Run total(List<Run> rs) {
+  /** A cycle's progress line: each guard's req/s, and its ratio to none's if none ran. */
+  private static String cycleLine(int round, int k, Map<String, Run> cycle) {
+    Run none = cycle.get(Guard.NONE);
+    return String.format(Locale.ROOT, "  round %d, cycle %d:", round + 1, k + 1)
+        + cycle.entrySet().stream().map(e -> String.format(Locale.ROOT, " %s %.0f%s", e.getKey(),
+            e.getValue().rate(), none == null || e.getValue() == none ? ""
+                : String.format(Locale.ROOT, " (%+.1f%%)", 100 * (e.getValue().rate()
+                    / none.rate() - 1)))).collect(Collectors.joining(","));
+  }
+
+  /** Twice {@code standardError}, as text, or "-" when there are too few cycles to tell. */
+  private static String errorText(double standardError, String unit) {
+    return Double.isNaN(standardError) ? "-"
+        : String.format(Locale.ROOT, "%.2f%s", 2 * standardError, unit);
+  }
+
+  private static Run total(List<Map<String, Run>> byRound, String guard) {
     Run t = new Run();
-    for (Run r : rs) {
-      t.ok += r.ok;
-      t.other += r.other;
-      t.seconds += r.seconds;
-      t.cpuNanos += r.cpuNanos;
-      t.allocBytes += r.allocBytes;
-      t.gcs += r.gcs;
+    for (Map<String, Run> m : byRound) {
+      t.add(m.get(guard));
     }
     return t;
   }
 
   /**
-   * Runs one guard on a fresh server JVM.
+   * Runs one guard on a fresh server JVM: warms it, measures {@code seconds} of load, stops it.
    *
    * @param deadline how long the JVM may take to print its port, or to answer a mark
    * @throws IOException if the JVM exits, or does not answer within {@code deadline}: the JVM is
@@ -202,44 +316,97 @@ public final class ClosedLoopBench {
    */
   static Run measure(String guard, int seconds, int warmup, int settle, int connections,
       String jvmArgs, Duration deadline) throws Exception {
-    List<String> cmd = new ArrayList<>();
-    cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
-    for (String arg : jvmArgs.trim().split("\\s+")) {
-      if (!arg.isEmpty()) {
-        cmd.add(arg.replace("{guard}", guard));
+    try (Server s = Server.start(guard, jvmArgs, deadline)) {
+      boolean quiet = s.warm(warmup, settle, connections);
+      Run r = s.measure(seconds, connections);
+      r.warmupSeconds = s.warmedSeconds;
+      r.quiet = quiet;
+      return r;
+    }
+  }
+
+  /** One guard's server JVM, driven and measured from here. */
+  static final class Server implements AutoCloseable {
+    final String guard;
+    private final Process process;
+    private final ServerOutput from;
+    private final Writer to;
+    private final InetSocketAddress address;
+    double warmedSeconds;
+
+    private Server(String guard, Process process, ServerOutput from, InetSocketAddress address) {
+      this.guard = guard;
+      this.process = process;
+      this.from = from;
+      this.to = new OutputStreamWriter(process.getOutputStream(), StandardCharsets.US_ASCII);
+      this.address = address;
+    }
+
+    /**
+     * Starts {@code guard}'s server JVM and waits for its port.
+     *
+     * @throws IOException if the JVM exits, or prints no port within {@code deadline}: the JVM is
+     *     then stopped
+     */
+    static Server start(String guard, String jvmArgs, Duration deadline) throws Exception {
+      List<String> cmd = new ArrayList<>();
+      cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
+      for (String arg : jvmArgs.trim().split("\\s+")) {
+        if (!arg.isEmpty()) {
+          cmd.add(arg.replace("{guard}", guard));
+        }
+      }
+      cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
+          OverheadServer.class.getName(), guard));
+      Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+      String command = String.join(" ", cmd.subList(0, cmd.indexOf("-cp"))) + " ... "
+          + OverheadServer.class.getSimpleName() + " " + guard;
+      try {
+        ServerOutput from = new ServerOutput(p, guard, command, deadline);
+        String line = from.reply("port ", "printed its port");
+        int port;
+        try {
+          port = Integer.parseInt(line.substring(5).trim());
+        } catch (NumberFormatException e) {
+          throw new IOException("server JVM for " + guard + " printed a bad port line: " + line);
+        }
+        return new Server(guard, p, from, new InetSocketAddress("127.0.0.1", port));
+      } catch (IOException | RuntimeException e) {
+        stop(p);
+        throw e;
       }
     }
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"),
-        OverheadServer.class.getName(), guard));
-    Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT).start();
-    String command = String.join(" ", cmd.subList(0, cmd.indexOf("-cp"))) + " ... "
-        + OverheadServer.class.getSimpleName() + " " + guard;
-    ServerOutput from = new ServerOutput(p, guard, command, deadline);
-    try (Writer to = new OutputStreamWriter(p.getOutputStream(), StandardCharsets.US_ASCII)) {
-      String line = from.reply("port ", "printed its port");
-      int port;
-      try {
-        port = Integer.parseInt(line.substring(5).trim());
-      } catch (NumberFormatException e) {
-        throw new IOException("server JVM for " + guard + " printed a bad port line: " + line);
-      }
-      try (ClosedLoopClient client = new ClosedLoopClient(
-          new InetSocketAddress("127.0.0.1", port), ExampleServer.HELLO_PATH, connections)) {
-        long warmupStart = System.nanoTime();
-        client.runUntil(warmupStart + TimeUnit.SECONDS.toNanos(warmup));
-        long[][] last = {mark(to, from)}; // the mark the measured window starts from
-        boolean quiet = JitWarmup.settle(last[0][3], settle, () -> {
+
+    /**
+     * Loads the server for {@code warmup} seconds, then in steps until its JIT is quiet, for at
+     * most {@code settle} seconds more; returns whether it ended quiet.
+     */
+    boolean warm(int warmup, int settle, int connections) throws Exception {
+      try (ClosedLoopClient client = new ClosedLoopClient(address, ExampleServer.HELLO_PATH,
+          connections)) {
+        long start = System.nanoTime();
+        client.runUntil(start + TimeUnit.SECONDS.toNanos(warmup));
+        boolean quiet = JitWarmup.settle(mark()[3], settle, () -> {
           client.runUntil(System.nanoTime() + TimeUnit.SECONDS.toNanos(JitWarmup.STEP_SECONDS));
-          last[0] = mark(to, from);
-          return last[0][3];
+          return mark()[3];
         });
-        long[] before = last[0];
-        double warmed = (System.nanoTime() - warmupStart) / 1e9;
-        client.reset();
+        warmedSeconds = (System.nanoTime() - start) / 1e9;
+        return quiet;
+      }
+    }
+
+    /**
+     * Measures {@code seconds} of load on fresh connections: idle connections between slices
+     * could meet the server's idle timeout, and opening them costs every guard alike.
+     */
+    Run measure(int seconds, int connections) throws Exception {
+      try (ClosedLoopClient client = new ClosedLoopClient(address, ExampleServer.HELLO_PATH,
+          connections)) {
+        long[] before = mark();
         long start = System.nanoTime();
         client.runUntil(start + TimeUnit.SECONDS.toNanos(seconds));
         long end = System.nanoTime();
-        long[] after = mark(to, from);
+        long[] after = mark();
         Run r = new Run();
         r.ok = client.ok;
         r.other = client.other;
@@ -247,15 +414,28 @@ public final class ClosedLoopBench {
         r.cpuNanos = after[0] - before[0];
         r.allocBytes = after[1] - before[1];
         r.gcs = after[2] - before[2];
-        r.warmupSeconds = warmed;
-        r.quiet = quiet;
         r.jitMillis = before[3] < 0 ? -1 : after[3] - before[3];
         return r;
       }
-    } catch (IOException e) {
-      p.destroyForcibly();
-      throw e;
-    } finally {
+    }
+
+    /** Asks the server JVM for its CPU time, allocated bytes, GC count and JIT milliseconds. */
+    private long[] mark() throws IOException, InterruptedException {
+      to.write("mark\n");
+      to.flush();
+      String line = from.reply("cpu ", "answered a mark");
+      String[] f = line.split(" ");
+      return new long[] {Long.parseLong(f[1]), Long.parseLong(f[3]), Long.parseLong(f[5]),
+          Long.parseLong(f[7])};
+    }
+
+    /** Ends the JVM's input, on which it stops, and waits for it; stops it if it does not. */
+    @Override
+    public void close() throws InterruptedException {
+      stop(process);
+    }
+
+    private static void stop(Process p) throws InterruptedException {
       try {
         p.getOutputStream().close();
       } catch (IOException e) {
@@ -337,16 +517,5 @@ public final class ClosedLoopBench {
       return last.isEmpty() ? "; its error output, if any, is above"
           : "; it printed: " + String.join(" | ", last) + "; its error output, if any, is above";
     }
-  }
-
-  /** Asks the server JVM for its CPU time, allocated bytes, GC count and JIT milliseconds. */
-  private static long[] mark(Writer to, ServerOutput from)
-      throws IOException, InterruptedException {
-    to.write("mark\n");
-    to.flush();
-    String line = from.reply("cpu ", "answered a mark");
-    String[] f = line.split(" ");
-    return new long[] {Long.parseLong(f[1]), Long.parseLong(f[3]), Long.parseLong(f[5]),
-        Long.parseLong(f[7])};
   }
 }

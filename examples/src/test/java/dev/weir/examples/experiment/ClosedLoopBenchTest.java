@@ -17,23 +17,27 @@ import org.junit.jupiter.api.Test;
 class ClosedLoopBenchTest {
 
   @Test
-  void measuresEachGuardOnAFreshServerTheShedPathAnswers429AndTheQueuedOne200() throws Exception {
+  void measuresEachGuardOnItsOwnServerInAlternatingSlicesTheShedPathAnswers429AndTheQueuedOne200() throws Exception {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
     ClosedLoopBench.run(out, new PrintStream(new ByteArrayOutputStream()),
         List.of(Guard.NONE, OverheadServer.PASS_FILTER, OverheadServer.WEIR_SHED,
-            OverheadServer.WEIR_QUEUED), 1, 0, 0, 1, 2, "");
+            OverheadServer.WEIR_QUEUED), 2, 1, 0, 0, 1, 2, "");
     String text = buf.toString(StandardCharsets.UTF_8);
     String none = row(text, Guard.NONE);
     String shed = row(text, OverheadServer.WEIR_SHED);
-    assertEquals("100.0%", column(none, 3), text);
-    assertEquals("100.0%", column(row(text, OverheadServer.PASS_FILTER), 3), text);
-    assertEquals("0.0%", column(shed, 3), "every request shed: " + text);
+    assertEquals("100.0%", column(none, 4), text);
+    assertEquals("100.0%", column(row(text, OverheadServer.PASS_FILTER), 4), text);
+    assertEquals("0.0%", column(shed, 4), "every request shed: " + text);
     // A limit of one and two connections: a request that finds the permit taken waits and is
     // resumed, and every one is answered.
-    assertEquals("100.0%", column(row(text, OverheadServer.WEIR_QUEUED), 3), text);
+    assertEquals("100.0%", column(row(text, OverheadServer.WEIR_QUEUED), 4), text);
     assertTrue(Double.parseDouble(column(none, 1)) > 0, text);
-    assertTrue(Double.parseDouble(column(shed, 7)) > 0, "bytes per request measured: " + text);
+    assertTrue(Double.parseDouble(column(shed, 9)) > 0, "bytes per request measured: " + text);
+    // Two slices each, alternating: each guard is compared with none's slice of the same cycle.
+    assertEquals("+0.0%", column(none, 2), "none against itself: " + text);
+    assertEquals("0.00%", column(none, 3), "no spread against itself: " + text);
+    assertTrue(text.contains("means over 2 cycles"), text);
   }
 
   @Test
