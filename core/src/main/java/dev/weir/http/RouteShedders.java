@@ -111,12 +111,15 @@ public final class RouteShedders<R> {
       LOG.log(Level.FINE, "route key function threw; using the overflow shedder", e);
       key = null;
     }
-    if (key == null || key.isBlank()) {
-      return overflow(); // a blank key could not name a shedder
+    if (key == null) {
+      return overflow();
     }
     Route r = byKey.get(key);
     if (r != null) {
-      return r.shedder;
+      return r.shedder; // only a key that is not blank gets a slot: no need to look again
+    }
+    if (key.isBlank()) {
+      return overflow(); // a blank key could not name a shedder
     }
     if (created.get() >= maxShedders) {
       return overflow();

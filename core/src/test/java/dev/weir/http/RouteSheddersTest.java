@@ -170,6 +170,27 @@ class RouteSheddersTest {
   }
 
   @Test
+  void aNullBlankOrThrowingRouteKeyIsServedByTheOverflowShedderAndGetsNoSlot() {
+    RouteShedders<String> r = new RouteShedders<>(template, k -> {
+      if (k.equals("throws")) {
+        throw new IllegalStateException("a route key function that fails");
+      }
+      return k.equals("null") ? null : k;
+    }, 8, DAY, null, null);
+    LoadShedder a = r.forRequest("a");
+    for (String key : List.of("null", "", " ", "\t \n", "throws")) {
+      for (int i = 0; i < 2; i++) { // a second look finds no slot made by the first
+        LoadShedder s = r.forRequest(key);
+        assertNotSame(a, s, "'" + key + "'");
+        assertEquals(RouteShedders.OVERFLOW_KEY, s.name(), "'" + key + "'");
+      }
+    }
+    assertEquals(Set.of("a", RouteShedders.OVERFLOW_KEY), r.view().keySet());
+    assertSame(a, r.forRequest("a"));
+    r.close();
+  }
+
+  @Test
   void closeRetiresEveryShedderSoThatItsMetersGo() {
     RouteShedders<String> r = metered(name -> { });
     r.forRequest("a");
