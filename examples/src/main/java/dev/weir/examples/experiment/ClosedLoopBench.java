@@ -37,7 +37,9 @@ import java.util.stream.Collectors;
  * machine's speed drifts by tens of percent over minutes on a shared VM, and runs of one guard
  * move together; a slice is compared only with the slices of the same cycle, seconds apart, so
  * the drift cancels from each comparison, and the spread of the comparisons gives their standard
- * error.
+ * error. Fresh JVMs also compile the same code differently, so that rounds differ by more than
+ * their cycles say: with two rounds or more, the error is the larger of the cycles' and the
+ * rounds'.
  *
  * <p>Two figures of CPU per request are reported against {@code none}: the one derived from
  * throughput alone, {@code cores * (1/throughput - 1/baseline)}, which holds when the machine is
@@ -60,8 +62,8 @@ public final class ClosedLoopBench {
       "  --jvm-args '...'  extra JVM options for the server JVMs, e.g. a JFR recording; one that",
       "                    starts with -- needs the = form: --jvm-args=--enable-preview",
       "  --help            this text",
-      "A slice against its neighbour reads +-20% on a shared VM: telling a point takes a hundred",
-      "cycles or more, e.g. --guards none,weir --rounds 2 --seconds 60.",
+      "A slice against its neighbour reads +-20% on a shared VM, and fresh JVMs differ: telling a",
+      "point takes hundreds of cycles over many rounds, e.g. --guards none,weir --rounds 8.",
       "Guards: " + String.join(", ", guardNames()));
 
   private ClosedLoopBench() {}
@@ -256,13 +258,21 @@ public final class ClosedLoopBench {
           ratios.add(r.rate() / none.rate() - 1);
           cpus.add(r.cpuMicrosPerRequest() - none.cpuMicrosPerRequest());
         }
+        // Each round's servers are fresh JVMs, which compile the same code differently: rounds
+        // differ by more than their cycles say. The error is the larger of the two readings.
+        List<Double> roundRatios = new ArrayList<>();
+        List<Double> roundCpus = new ArrayList<>();
+        for (Map<String, Run> m : byRound) {
+          roundRatios.add(m.get(g).rate() / m.get(Guard.NONE).rate() - 1);
+          roundCpus.add(m.get(g).cpuMicrosPerRequest() - m.get(Guard.NONE).cpuMicrosPerRequest());
+        }
         Estimate ratio = new Estimate(ratios);
         Estimate cpu = new Estimate(cpus);
         vs = String.format(Locale.ROOT, "%+.1f%%", 100 * ratio.mean);
-        vsError = errorText(100 * ratio.standardError, "%");
+        vsError = errorText(100 * larger(ratio, new Estimate(roundRatios)), "%");
         derived = String.format(Locale.ROOT, "%.2f", cores * 1e6 * (1 / t.rate() - 1 / base.rate()));
         extra = String.format(Locale.ROOT, "%.2f", cpu.mean);
-        extraError = errorText(cpu.standardError, "");
+        extraError = errorText(larger(cpu, new Estimate(roundCpus)), "");
       }
       out.println(String.format(Locale.ROOT, "%-18s %8.0f %7s %6s %6.1f%% %9.2f %9s %9s %6s %8.0f",
           g, t.rate(), vs, vsError, 100.0 * t.ok / Math.max(1, t.requests()),
@@ -272,8 +282,9 @@ public final class ClosedLoopBench {
     out.println();
     if (paired) {
       out.printf(Locale.ROOT, "vs none and +us/r (server): means over %d cycles of each guard's"
-          + " slice against none's in the same cycle; +- is twice their standard error.%n",
-          byCycle.size());
+          + " slice against none's in the same cycle; +- is twice their standard error, or twice"
+          + " that of the %d rounds' own comparisons if larger (fresh JVMs compile differently).%n",
+          byCycle.size(), byRound.size());
     }
     out.println("Per round: req/s (warm-up s, * if the JIT was still busy; JIT ms while measured):");
     for (String g : guards) {
@@ -293,6 +304,12 @@ public final class ClosedLoopBench {
             e.getValue().rate(), none == null || e.getValue() == none ? ""
                 : String.format(Locale.ROOT, " (%+.1f%%)", 100 * (e.getValue().rate()
                     / none.rate() - 1)))).collect(Collectors.joining(","));
+  }
+
+  /** The larger standard error of the two, or the cycles' alone if there is one round. */
+  static double larger(Estimate cycles, Estimate rounds) {
+    return Double.isNaN(rounds.standardError) ? cycles.standardError
+        : Math.max(cycles.standardError, rounds.standardError);
   }
 
   /** Twice {@code standardError}, as text, or "-" when there are too few cycles to tell. */

@@ -41,6 +41,19 @@ class ClosedLoopBenchTest {
   }
 
   @Test
+  void theErrorCountsTheRoundsWhenFreshJvmsDifferMoreThanTheirCycles() {
+    ClosedLoopBench.Estimate cycles =
+        new ClosedLoopBench.Estimate(List.of(0.01, 0.02, 0.01, 0.02));
+    ClosedLoopBench.Estimate rounds = new ClosedLoopBench.Estimate(List.of(-0.05, 0.05));
+    assertEquals(0.015, cycles.mean, 1e-12);
+    assertEquals(Math.sqrt(0.0001 / 3 / 4), cycles.standardError, 1e-12);
+    assertEquals(0.05, rounds.standardError, 1e-12);
+    assertEquals(0.05, ClosedLoopBench.larger(cycles, rounds), 1e-12);
+    assertEquals(cycles.standardError, ClosedLoopBench.larger(cycles,
+        new ClosedLoopBench.Estimate(List.of(0.3))), 0, "one round: the cycles' alone");
+  }
+
+  @Test
   void theWarmUpGoesOnInStepsWhileTheServersJitCompilesWithinTheSettleBound() throws Exception {
     // A fresh JVM compiles throughout its first seconds of traffic: no step is quiet this early,
     // so the warm-up takes whole steps until the bound is past.
