@@ -162,23 +162,15 @@ public final class ClosedLoopBench {
     }
   }
 
-  /** A mean and its standard error. */
+  /** A mean and its standard error ({@link Goals}'), which is NaN, not 0, for fewer than two. */
   static final class Estimate {
     final double mean;
     final double standardError;
 
-    Estimate(List<Double> xs) {
-      int n = xs.size();
-      double sum = 0;
-      for (double x : xs) {
-        sum += x;
-      }
-      mean = n == 0 ? Double.NaN : sum / n;
-      double squares = 0;
-      for (double x : xs) {
-        squares += (x - mean) * (x - mean);
-      }
-      standardError = n < 2 ? Double.NaN : Math.sqrt(squares / (n - 1) / n);
+    Estimate(List<Double> values) {
+      double[] xs = values.stream().mapToDouble(Double::doubleValue).toArray();
+      mean = Goals.mean(xs);
+      standardError = xs.length < 2 ? Double.NaN : Goals.standardError(xs);
     }
   }
 

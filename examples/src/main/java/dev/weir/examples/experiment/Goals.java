@@ -182,7 +182,8 @@ final class Goals {
     return runs.stream().mapToDouble(metric).average().orElse(Double.NaN);
   }
 
-  private static double mean(double[] xs) {
+  /** The mean of {@code xs}; NaN for none. */
+  static double mean(double[] xs) {
     double sum = 0;
     for (double x : xs) {
       sum += x;
@@ -191,7 +192,7 @@ final class Goals {
   }
 
   /** The standard error of the mean: 0 for one value, where there is no spread to go by. */
-  private static double standardError(double[] xs) {
+  static double standardError(double[] xs) {
     if (xs.length < 2) {
       return 0;
     }

@@ -17,7 +17,8 @@ import org.junit.jupiter.api.Test;
 class ClosedLoopBenchTest {
 
   @Test
-  void measuresEachGuardOnItsOwnServerInAlternatingSlicesTheShedPathAnswers429AndTheQueuedOne200() throws Exception {
+  void measuresEachGuardOnItsOwnServerInAlternatingSlicesTheShedPathAnswers429AndTheQueuedOne200()
+      throws Exception {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
     ClosedLoopBench.run(out, new PrintStream(new ByteArrayOutputStream()),
