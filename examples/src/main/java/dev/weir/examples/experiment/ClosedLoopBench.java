@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.function.ToDoubleBiFunction;
 import java.util.stream.Collectors;
 
 /**
@@ -242,29 +243,18 @@ public final class ClosedLoopBench {
       String extra = "";
       String extraError = "";
       if (paired) {
-        List<Double> ratios = new ArrayList<>();
-        List<Double> cpus = new ArrayList<>();
-        for (Map<String, Run> c : byCycle) {
-          Run none = c.get(Guard.NONE);
-          Run r = c.get(g);
-          ratios.add(r.rate() / none.rate() - 1);
-          cpus.add(r.cpuMicrosPerRequest() - none.cpuMicrosPerRequest());
-        }
         // Each round's servers are fresh JVMs, which compile the same code differently: rounds
         // differ by more than their cycles say. The error is the larger of the two readings.
-        List<Double> roundRatios = new ArrayList<>();
-        List<Double> roundCpus = new ArrayList<>();
-        for (Map<String, Run> m : byRound) {
-          roundRatios.add(m.get(g).rate() / m.get(Guard.NONE).rate() - 1);
-          roundCpus.add(m.get(g).cpuMicrosPerRequest() - m.get(Guard.NONE).cpuMicrosPerRequest());
-        }
-        Estimate ratio = new Estimate(ratios);
-        Estimate cpu = new Estimate(cpus);
+        Estimate ratio = againstNone(byCycle, g, ClosedLoopBench::ratioToNone);
+        Estimate cpu = againstNone(byCycle, g, ClosedLoopBench::cpuAboveNone);
         vs = String.format(Locale.ROOT, "%+.1f%%", 100 * ratio.mean);
-        vsError = errorText(100 * larger(ratio, new Estimate(roundRatios)), "%");
-        derived = String.format(Locale.ROOT, "%.2f", cores * 1e6 * (1 / t.rate() - 1 / base.rate()));
+        vsError = errorText(100 * larger(ratio, againstNone(byRound, g,
+            ClosedLoopBench::ratioToNone)), "%");
+        derived = String.format(Locale.ROOT, "%.2f",
+            cores * 1e6 * (1 / t.rate() - 1 / base.rate()));
         extra = String.format(Locale.ROOT, "%.2f", cpu.mean);
-        extraError = errorText(larger(cpu, new Estimate(roundCpus)), "");
+        extraError = errorText(larger(cpu, againstNone(byRound, g,
+            ClosedLoopBench::cpuAboveNone)), "");
       }
       out.println(String.format(Locale.ROOT, "%-18s %8.0f %7s %6s %6.1f%% %9.2f %9s %9s %6s %8.0f",
           g, t.rate(), vs, vsError, 100.0 * t.ok / Math.max(1, t.requests()),
@@ -288,14 +278,34 @@ public final class ClosedLoopBench {
     out.flush();
   }
 
+  /** {@code guard}'s comparison with none's run of the same cycle or round, over each of them. */
+  private static Estimate againstNone(List<Map<String, Run>> runs, String guard,
+      ToDoubleBiFunction<Run, Run> compare) {
+    List<Double> values = new ArrayList<>();
+    for (Map<String, Run> m : runs) {
+      values.add(compare.applyAsDouble(m.get(guard), m.get(Guard.NONE)));
+    }
+    return new Estimate(values);
+  }
+
+  /** {@code r}'s throughput relative to {@code none}'s: -0.01 for 1% fewer requests a second. */
+  private static double ratioToNone(Run r, Run none) {
+    return r.rate() / none.rate() - 1;
+  }
+
+  /** The server's CPU a request above {@code none}'s, in microseconds. */
+  private static double cpuAboveNone(Run r, Run none) {
+    return r.cpuMicrosPerRequest() - none.cpuMicrosPerRequest();
+  }
+
   /** A cycle's progress line: each guard's req/s, and its ratio to none's if none ran. */
   private static String cycleLine(int round, int k, Map<String, Run> cycle) {
     Run none = cycle.get(Guard.NONE);
     return String.format(Locale.ROOT, "  round %d, cycle %d:", round + 1, k + 1)
         + cycle.entrySet().stream().map(e -> String.format(Locale.ROOT, " %s %.0f%s", e.getKey(),
             e.getValue().rate(), none == null || e.getValue() == none ? ""
-                : String.format(Locale.ROOT, " (%+.1f%%)", 100 * (e.getValue().rate()
-                    / none.rate() - 1)))).collect(Collectors.joining(","));
+                : String.format(Locale.ROOT, " (%+.1f%%)", 100 * ratioToNone(e.getValue(),
+                    none)))).collect(Collectors.joining(","));
   }
 
   /** The larger standard error of the two, or the cycles' alone if there is one round. */
