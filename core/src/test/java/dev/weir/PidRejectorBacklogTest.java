@@ -30,6 +30,48 @@ class PidRejectorBacklogTest {
   }
 
   @Test
+  void aQueueShortOfItsTargetPullsTheRatioDownOnAFastServiceAsOnA20msOne() {
+    // Two services at a limit of 10, one a hundred times faster: a hundred times the arrivals a
+    // tick for the same queue. The door shuts on half the traffic, then the queue stays short of
+    // its target: the cut is too deep, and what it lets in is served at once. Divided by the
+    // arrivals alone, the backlog's pull on the fast service is a hundred times weaker; its ratio
+    // barely moves, and the cut goes on emptying the queue, idling the service.
+    PidRejector slow = PidRejector.builder().build();
+    PidRejector fast = PidRejector.builder().build();
+    long now = 0;
+    for (int i = 0; i < 20; i++, now += TICK) {
+      slow.update(fastWindow(now, BOUND, 1, 50), 12.5, BOUND);
+      fast.update(fastWindow(now, BOUND, 100, 50), 12.5, BOUND);
+    }
+    double cut = fast.ratio();
+    assertTrue(cut > 0.3 && Math.abs(slow.ratio() - cut) < 1e-9, "slow " + slow.ratio()
+        + ", fast " + cut);
+    for (int i = 0; i < 10; i++, now += TICK) {
+      slow.update(fastWindow(now, 2, 1, 30), 12.5, BOUND);
+      fast.update(fastWindow(now, 2, 100, 30), 12.5, BOUND);
+    }
+    assertTrue(fast.ratio() < cut - 0.1, "from " + cut + " to " + fast.ratio());
+    assertTrue(Math.abs(fast.ratio() - slow.ratio()) < 1e-9, "slow " + slow.ratio() + ", fast "
+        + fast.ratio());
+  }
+
+  /**
+   * A tick of a service at a limit of 10 whose latency is {@code 20 / scale} ms: 50 arrivals (a
+   * limit and a quarter's target, four times) times {@code scale}, half tier 1 and half tier 5,
+   * {@code enqueued} of them (times {@code scale}) queued and 30 admitted from the queue.
+   */
+  private static ControlWindow fastWindow(long now, int queueLength, int scale, int enqueued) {
+    ControlWindow w = window(now, queueLength);
+    w.arrivals = 50L * scale;
+    w.levelArrivals[Priority.of(1, 0)] = 25L * scale;
+    w.levelArrivals[Priority.of(5, 0)] = 25L * scale;
+    w.enqueued = (long) enqueued * scale;
+    w.dequeued = 30L * scale;
+    w.admitted = 30L * scale;
+    return w;
+  }
+
+  @Test
   void aShorterBacklogTargetShedsMore() {
     // The policy aims for one limit while requests time out in the queue, a limit and a quarter
     // otherwise: the same queue then reads as more backlog, and the door sheds more.

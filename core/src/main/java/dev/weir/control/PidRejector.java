@@ -29,11 +29,13 @@ import java.util.Arrays;
  *       after a wait, and moves that shedding to the door.
  * </ul>
  * Each term is divided by the arrivals of the interval, so the controller sees rates, not counts,
- * and behaves alike at 50 and at 50,000 RPS; at low rates it gathers at least {@code minArrivals}
- * before it moves. Once the queue has stayed empty for three ticks, the ratio decays by {@code
- * decay} a tick: fast enough to stop shedding within a few seconds of an overload's end, slow
- * enough that a brief lull does not reopen the door. The result is a ratio that settles in a few
- * seconds, without the all-or-nothing swings of CoDel-style shedders.
+ * and behaves alike at 50 and at 50,000 RPS; the backlog's arrivals count at most four targets a
+ * tick, so that its pull does not vanish on a service much faster than the tick. At low rates it
+ * gathers at least {@code minArrivals} before it moves. Once the queue has stayed empty for three
+ * ticks, the ratio decays by {@code decay} a tick: fast enough to stop shedding within a few
+ * seconds of an overload's end, slow enough that a brief lull does not reopen the door. The result
+ * is a ratio that settles in a few seconds, without the all-or-nothing swings of CoDel-style
+ * shedders.
  *
  * <p>A queue that stands while the limit is still climbing steeply (a cold start) is not judged
  * overload: it waits for capacity the limit is about to grant.
@@ -79,6 +81,7 @@ public final class PidRejector implements Rejector {
   private int lastLimit;
 
   // Accumulated over ticks until there are enough arrivals to judge rates.
+  private long accTicks;
   private long accArrivals;
   private long accEnqueued;
   private long accDequeued;
@@ -86,6 +89,13 @@ public final class PidRejector implements Rejector {
 
   /** The backlog aimed for, in limits, when no policy says otherwise. */
   private static final double DEFAULT_BACKLOG_LIMITS = 1.25;
+
+  /**
+   * In the backlog's pull, the arrivals count at most this many backlog targets a tick: the pull
+   * of a service whose latency is a fifth of the tick (20 ms, where S1-S10 set {@code ki}), which
+   * every faster service keeps.
+   */
+  private static final double FAST_PULL_TARGETS = 4;
 
   /** The gain on the rate of queue timeouts. */
   private static final double LATE_GAIN = 0.25;
@@ -146,6 +156,7 @@ public final class PidRejector implements Rejector {
     emptyTicks = w.queueEmptied() && w.queueLength() == 0 ? emptyTicks + 1 : 0;
     boolean standingQueue = now - lastEmptyNanos >= detectionWindowNanos;
 
+    accTicks++;
     accArrivals += w.arrivals();
     accEnqueued += w.enqueued();
     // Queue timeouts leave the queue too. Counting them as excess inflow instead would make the
@@ -182,7 +193,13 @@ public final class PidRejector implements Rejector {
     // evicted by the shedder, not drained by shedding at the door: counted in full, it would shut
     // the door on every tier for seconds.
     double queued = Math.min(w.queueLength(), queueBound);
-    double backlog = (queued - backlogTarget) / arrivals;
+    // Over the arrivals, a backlog error is drained in about 1/ki ticks whatever the rate. But
+    // the target is about a service time of arrivals, so the pull scales with the service's
+    // latency over the tick, and on a fast service it vanishes: a cut that keeps emptying the
+    // queue would stay, idling the service. So the arrivals count at most a few targets a tick.
+    double pullArrivals = Math.min(arrivals,
+        FAST_PULL_TARGETS * Math.max(1, backlogTarget) * accTicks);
+    double backlog = (queued - backlogTarget) / pullArrivals;
     // Requests that time out in the queue were shed late: at the cost of a wait, for nothing.
     // Gentle, because timeouts lag the queue by the queue timeout, and a strong term would
     // overshoot after a cold start.
@@ -235,6 +252,7 @@ public final class PidRejector implements Rejector {
   }
 
   private void clearAccumulators() {
+    accTicks = 0;
     accArrivals = 0;
     accEnqueued = 0;
     accDequeued = 0;
@@ -306,7 +324,10 @@ public final class PidRejector implements Rejector {
       return this;
     }
 
-    /** The integral gain, on backlog per arrival. Default 0.08, in (0, 10]. */
+    /**
+     * The integral gain, on backlog per arrival, the arrivals counted at most four backlog targets
+     * a tick. Default 0.08, in (0, 10].
+     */
     public Builder ki(double v) {
       this.ki = Check.inRange("ki", v, 0, false, 10, true);
       return this;

@@ -15,9 +15,10 @@ import java.util.function.DoubleUnaryOperator;
  * changes and cold starts, for judging adaptive control on services it was not tuned on. Every
  * scenario is drawn from a fixed seed: the corpus is the same on every run.
  *
- * <p>Each family draws {@value #PER_FAMILY} scenarios; the last {@value #HELD_OUT_PER_FAMILY} of
- * each (their own seeds) are held out, and the whole {@code mixed-pareto} family is held out: not
- * to be tuned on, only to check that what was tuned on the rest carries over.
+ * <p>Each family draws {@value #PER_FAMILY} scenarios ({@code mixed-pareto} and {@code fast} 12);
+ * the last {@value #HELD_OUT_PER_FAMILY} of each (their own seeds) are held out, and the whole
+ * {@code mixed-pareto} family is held out: not to be tuned on, only to check that what was tuned
+ * on the rest carries over.
  *
  * <p>Scenarios are measured on the requests that arrive from {@value #WARM} s to {@value #END} s;
  * each runs on for one request timeout after that, so every measured request has its answer.
@@ -43,6 +44,15 @@ public final class Corpus {
 
   /** The most requests per second a scenario offers, to keep the corpus cheap to run. */
   private static final double MAX_RATE = 2500;
+  /**
+   * The most a {@code fast} scenario offers. Past 5,120 immediate admissions a second a shedder
+   * reads the latency of one admission in 2^k, as a real server's does at 20,000-60,000.
+   */
+  private static final double MAX_FAST_RATE = 15000;
+  /** The most a {@code fast} service serves, in requests per second. */
+  private static final double FAST_CAPACITY = 10000;
+  /** Scenarios in the {@code fast} family: the costliest to simulate, so fewer. */
+  private static final int FAST_COUNT = 12;
 
   private static final double[] LOADS = {0.5, 0.8, 1.2, 1.5, 2, 3, 5};
 
@@ -52,7 +62,7 @@ public final class Corpus {
    */
   public static final List<String> FAMILIES = List.of("pool-lognormal", "pool-pareto",
       "pool-bimodal", "cpu", "mixed", "capacity-step", "capacity-ramp", "gc-stall", "load-shape",
-      "single-tier", HELD_OUT_FAMILY, "cold-start", "busy-start");
+      "single-tier", HELD_OUT_FAMILY, "cold-start", "busy-start", "fast");
 
   private Corpus() {}
 
@@ -167,7 +177,7 @@ public final class Corpus {
 
   private static List<Case> family(String name, int index) {
     boolean wholeFamilyHeldOut = name.equals(HELD_OUT_FAMILY);
-    int count = wholeFamilyHeldOut ? 12 : PER_FAMILY;
+    int count = wholeFamilyHeldOut ? 12 : name.equals("fast") ? FAST_COUNT : PER_FAMILY;
     List<Case> cases = new ArrayList<>();
     for (int i = 0; i < count; i++) {
       long seed = 1000L * (index + 1) + i;
@@ -185,6 +195,7 @@ public final class Corpus {
     DoubleUnaryOperator loadAt = null;
     double[] mix = pickMix(r);
     int fixedPriority = -1;
+    double maxRate = MAX_RATE;
     switch (family) {
       case "pool-lognormal":
         model = pool(r, Dist.lognormal(1, pick(r, 0.3, 0.5, 1.0)));
@@ -257,6 +268,12 @@ public final class Corpus {
         double until = pick(r, 1.0, 2.0, 4.0);
         model = any(r).withSpeed(Speed.step(0.001, until, pick(r, 0.1, 0.2, 0.5)));
         break;
+      case "fast":
+        // Services of 2,500-10,000 requests a second, offered up to 15,000: rates at which the
+        // latency is sampled rather than read on every admission.
+        model = fast(r);
+        maxRate = MAX_FAST_RATE;
+        break;
       case "single-tier":
         model = any(r);
         mix = SIX_TIERS;
@@ -268,8 +285,8 @@ public final class Corpus {
     double cap = model.capacity();
     if (loadAt == null) {
       // The costliest scenarios to simulate are the fastest services at the highest loads: at
-      // most 2,500 requests per second.
-      load = Math.min(load, Math.floor(10 * MAX_RATE / cap) / 10);
+      // most 2,500 requests per second (15,000 in the fast family).
+      load = Math.min(load, Math.floor(10 * maxRate / cap) / 10);
       double l = load;
       loadAt = t -> l * cap;
       shape = String.format(Locale.ROOT, "%.1fx", load);
@@ -326,6 +343,29 @@ public final class Corpus {
     int k = pick(r, 2, 4, 8);
     double cpu = Math.max(pick(r, 0.001, 0.002, 0.004), k / 600.0);
     int n = pick(r, 4, 16, 64, 200);
+    double cpuCapacity = k / cpu;
+    double poolCapacity = r.nextBoolean() ? 1.5 * cpuCapacity : 0.6 * cpuCapacity;
+    return ServiceModel.mixed(k, Dist.lognormal(cpu, 0.5), n, shape.withMean(n / poolCapacity));
+  }
+
+  /**
+   * A service of 2,500 to 10,000 requests per second: processor sharing on 2 to 8 cores at
+   * 0.2-0.8 ms of CPU; a pool of 8 to 512 workers (lognormal or Pareto, 0.8-205 ms); or a CPU
+   * stage then such a pool, either the bottleneck.
+   */
+  private static ServiceModel fast(SplittableRandom r) {
+    int kind = r.nextInt(3);
+    int k = pick(r, 2, 4, 8);
+    double cpu = Math.max(pick(r, 0.0001, 0.0002, 0.0004), k / FAST_CAPACITY);
+    if (kind == 0) {
+      return ServiceModel.cpu(k, Dist.lognormal(cpu, pick(r, 0.3, 0.5, 1.0)));
+    }
+    int n = pick(r, 8, 32, 128, 512);
+    Dist shape = r.nextBoolean() ? Dist.lognormal(1, 0.5) : Dist.pareto(1, 2.0);
+    if (kind == 1) {
+      double capacity = pick(r, 2500, 5000, FAST_CAPACITY);
+      return ServiceModel.pool(n, shape.withMean(n / capacity));
+    }
     double cpuCapacity = k / cpu;
     double poolCapacity = r.nextBoolean() ? 1.5 * cpuCapacity : 0.6 * cpuCapacity;
     return ServiceModel.mixed(k, Dist.lognormal(cpu, 0.5), n, shape.withMean(n / poolCapacity));

@@ -58,6 +58,10 @@ class CorpusTest {
         && c.scenario.tierShare(0) > 0.16 && c.scenario.tierShare(0) < 0.17), "6 tiers uniform");
     assertTrue(all.stream().anyMatch(c -> c.scenario.fixedPriority() == Corpus.DEFAULT_PRIORITY));
     assertTrue(all.stream().anyMatch(Corpus.Case::lowLoad));
+    // Rates where a shedder samples the latency (past 5,120 immediate admissions a second), both
+    // below capacity and over it.
+    assertTrue(all.stream().anyMatch(c -> c.lowLoad() && c.scenario.arrivalsAt(10) > 6000));
+    assertTrue(all.stream().anyMatch(c -> c.load > 1 && c.scenario.model().capacity() > 6000));
     // Cold starts belong to the cold-start family alone.
     assertTrue(Corpus.family("cold-start").stream().allMatch(c -> c.scenario.model().startsCold()));
     assertTrue(all.stream().filter(c -> !c.family.equals("cold-start"))
