@@ -117,6 +117,12 @@ final class AdmittedRequest extends HttpServletRequestWrapper {
     if (WeirFilter.PRIORITY_ATTRIBUTE.equals(name)) {
       return BOXED[priority];
     }
+    if (WeirFilter.ON_JETTY) {
+      Object channel = JettyServletChannel.lookup(name, getRequest());
+      if (channel != null) {
+        return channel;
+      }
+    }
     return super.getAttribute(name);
   }
 

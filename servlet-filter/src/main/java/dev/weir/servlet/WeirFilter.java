@@ -100,11 +100,12 @@ public final class WeirFilter implements Filter {
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
   /**
-   * Every Jetty class {@link JettyServletHeaders} and {@link JettyWriterCharset} use is visible
-   * here, so they may run.
+   * Every Jetty class {@link JettyServletHeaders}, {@link JettyServletChannel} and {@link
+   * JettyWriterCharset} use is visible here, so they may run.
    */
   static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest")
       && visible("org.eclipse.jetty.ee10.servlet.ServletContextRequest")
+      && visible("org.eclipse.jetty.ee10.servlet.ServletChannel")
       && visible("org.eclipse.jetty.ee10.servlet.ServletApiResponse")
       && visible("org.eclipse.jetty.http.HttpFields")
       && visible("org.eclipse.jetty.http.HttpField");
