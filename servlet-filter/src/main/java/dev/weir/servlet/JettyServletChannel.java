@@ -11,7 +11,8 @@ import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
  * ServletContextRequest.getServletContextRequest} asks a wrapped request for the attribute named
  * after {@link ServletChannel}, and unwraps the request itself if the answer is null. Jetty's own
  * request answers null, after its whole attribute lookup (the request's attributes, then the
- * session's): delegated to it, every admitted request paid for that lookup, then the unwrapping.
+ * session's): delegated to it, every admitted request would pay for that lookup, then the
+ * unwrapping.
  * Here the wrapper answers the channel, as the lookup expects of a wrapper, with two field reads on
  * the request underneath. Loaded only when those classes are visible to the filter (see {@link
  * WeirFilter}).

@@ -343,6 +343,14 @@ public final class Corpus {
     int k = pick(r, 2, 4, 8);
     double cpu = Math.max(pick(r, 0.001, 0.002, 0.004), k / 600.0);
     int n = pick(r, 4, 16, 64, 200);
+    return mixed(r, k, cpu, n, shape);
+  }
+
+  /**
+   * A CPU stage of {@code cpu} seconds a request (lognormal, sigma 0.5) on {@code k} cores, then a
+   * pool of {@code n} workers of {@code shape} whose capacity is 1.5x or 0.6x the CPU's, at random.
+   */
+  private static ServiceModel mixed(SplittableRandom r, int k, double cpu, int n, Dist shape) {
     double cpuCapacity = k / cpu;
     double poolCapacity = r.nextBoolean() ? 1.5 * cpuCapacity : 0.6 * cpuCapacity;
     return ServiceModel.mixed(k, Dist.lognormal(cpu, 0.5), n, shape.withMean(n / poolCapacity));
@@ -366,9 +374,7 @@ public final class Corpus {
       double capacity = pick(r, 2500, 5000, FAST_CAPACITY);
       return ServiceModel.pool(n, shape.withMean(n / capacity));
     }
-    double cpuCapacity = k / cpu;
-    double poolCapacity = r.nextBoolean() ? 1.5 * cpuCapacity : 0.6 * cpuCapacity;
-    return ServiceModel.mixed(k, Dist.lognormal(cpu, 0.5), n, shape.withMean(n / poolCapacity));
+    return mixed(r, k, cpu, n, shape);
   }
 
   private static ServiceModel any(SplittableRandom r) {
