@@ -172,7 +172,9 @@ public final class Scorecard {
 
   /**
    * The top tier's P99 with no guard at 0.3 of the capacity, the speed averaged over the slowest
-   * second (same service, same speed changes): the latency a guard should not much exceed.
+   * second (same service, same speed changes, but warm): the latency a guard should not much
+   * exceed. Warm, because a service that starts cold is overloaded at 0.3 of its warm capacity
+   * and, unguarded, never warms: its reference would be the P99 of no success at all.
    */
   static double unloadedP99Ms(Corpus.Case c) {
     Scenario s = c.scenario;
@@ -181,7 +183,8 @@ public final class Scorecard {
       slowest = Math.min(slowest, c.smoothedSpeed(t));
     }
     double rate = 0.3 * s.model().capacity() * Math.max(0.05, slowest);
-    Scenario unloaded = s.toBuilder().arrivalsPerSecond(t -> rate).build();
+    Scenario unloaded = s.toBuilder().service(s.model().warm()).arrivalsPerSecond(t -> rate)
+        .build();
     return Simulation.run(unloaded, Guard.NONE).report(Corpus.WARM, Corpus.END)
         .latencyQuantileNanos(c.topTier(), 0.99) / 1e6;
   }

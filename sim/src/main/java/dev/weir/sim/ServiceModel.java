@@ -107,6 +107,12 @@ public final class ServiceModel {
     return new ServiceModel(cores, cpu, workers, pool, rejectCpu, speed, factor, cpuSeconds);
   }
 
+  /** The same service already warm: this one if it does not start cold. */
+  public ServiceModel warm() {
+    return startsCold()
+        ? new ServiceModel(cores, cpu, workers, pool, rejectCpu, speed, 1, 0) : this;
+  }
+
   /** Whether the service starts cold ({@link #withColdStart}). */
   public boolean startsCold() {
     return coldSpeed < 1;

@@ -107,6 +107,23 @@ class CorpusTest {
     assertEquals(Priority.LEVELS, Oracle.cutoff(one, 1000, 250), "nothing to cut between");
   }
 
+  @Test
+  void aColdServiceIsJudgedAgainstItsWarmUnloadedLatency() {
+    Corpus.Case c = Corpus.family("cold-start").stream()
+        .filter(k -> k.scenario.description().contains("cold at 0.05x")).findFirst().orElseThrow();
+    // Unguarded at 0.3 of its warm capacity, this service, cold at a twentieth of its speed,
+    // never warms and answers nothing in time: no P99 to judge a guard against.
+    Scenario cold = c.scenario.toBuilder()
+        .arrivalsPerSecond(t -> 0.3 * c.scenario.model().capacity()).build();
+    assertEquals(0, Simulation.run(cold, Guard.NONE).report(Corpus.WARM, Corpus.END).goodput(-1));
+    Scenario warm = c.scenario.toBuilder().service(c.scenario.model().warm()).build();
+    assertEquals(c.scenario.model().warm().toString(),
+        c.scenario.model().toString().replaceFirst("; cold at .*? warm it", ""));
+    double p99 = Scorecard.unloadedP99Ms(c);
+    assertTrue(p99 > 0, "the reference is a warm service's P99: " + p99);
+    assertEquals(p99, Scorecard.unloadedP99Ms(new Corpus.Case(warm, c.family, c.heldOut, c.load)));
+  }
+
   /** A few cheap scenarios of different families. */
   private static List<Corpus.Case> sample() {
     return List.of(Corpus.family("cpu").get(0), Corpus.family("pool-bimodal").get(1),
