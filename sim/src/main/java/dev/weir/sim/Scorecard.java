@@ -174,7 +174,7 @@ public final class Scorecard {
    * The top tier's P99 with no guard at 0.3 of the capacity, the speed averaged over the slowest
    * second (same service, same speed changes, but warm): the latency a guard should not much
    * exceed. Warm, because a service that starts cold is overloaded at 0.3 of its warm capacity
-   * and, unguarded, never warms: its reference would be the P99 of no success at all.
+   * and, unguarded, may never warm: its reference would be a collapse's P99, or of no success.
    */
   static double unloadedP99Ms(Corpus.Case c) {
     Scenario s = c.scenario;
