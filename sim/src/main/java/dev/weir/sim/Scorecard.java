@@ -26,7 +26,9 @@ import java.util.stream.Collectors;
  * success within 0.5 points of the oracle's in 95% of the scenarios where the top tier fits, and
  * top-tier P99 at most 2x unloaded in 95% of them; at 0.8x load or below nothing shed, from the
  * service's start (the first {@value Corpus#WARM} s, outside the measured window, are scored for
- * this alone), and top-tier P99 within 10% of no guard's.
+ * this alone), and top-tier P99 within 10% of no guard's. A guard that answers none of the top
+ * tier has no P99 and misses both P99 goals; where no guard answers none of it, there is no P99 to
+ * be within 10% of, and the scenario is left out of that count.
  */
 public final class Scorecard {
   /** A guard the scorecard compares: a label and a shedder factory (null result: no guard). */
@@ -74,6 +76,11 @@ public final class Scorecard {
       shed = shed(r);
       long startOffered = start.offered(-1);
       startShed = startOffered == 0 ? 0 : (double) shed(start) / startOffered;
+    }
+
+    /** Whether any of the top tier was answered OK: without that its P99 means nothing. */
+    public boolean answeredTop() {
+      return topSuccess > 0;
     }
 
     private static long shed(Report r) {
@@ -232,20 +239,25 @@ public final class Scorecard {
       double within = fits == 0 ? Double.NaN
           : (double) Arrays.stream(pts).filter(p -> p >= -0.5).count() / fits;
       double p99ok = fits == 0 ? Double.NaN : (double) rows.stream().filter(r -> r.topFits)
-          .filter(r -> r.get(g).topP99Ms <= 2 * r.unloadedP99Ms).count() / fits;
+          .filter(r -> r.get(g).answeredTop() && r.get(g).topP99Ms <= 2 * r.unloadedP99Ms)
+          .count() / fits;
       double late = rows.stream().mapToDouble(r -> r.get(g).late).average().orElse(0);
       long shedLow = rows.stream().filter(r -> r.lowLoad).filter(r -> r.get(g).shed > 0).count();
       long startLow =
           rows.stream().filter(r -> r.lowLoad).filter(r -> r.get(g).startShed > 0).count();
       double startShare = rows.stream().filter(r -> r.lowLoad)
           .mapToDouble(r -> r.get(g).startShed).average().orElse(0);
-      double p99Low = low == 0 ? Double.NaN : (double) rows.stream().filter(r -> r.lowLoad)
-          .filter(r -> r.get(g).topP99Ms <= 1.1 * r.guards.get("none").topP99Ms).count() / low;
+      long lowJudged = rows.stream().filter(r -> r.lowLoad)
+          .filter(r -> r.guards.get("none").answeredTop()).count();
+      double p99Low = lowJudged == 0 ? Double.NaN : (double) rows.stream().filter(r -> r.lowLoad)
+          .filter(r -> r.guards.get("none").answeredTop())
+          .filter(r -> r.get(g).answeredTop()
+              && r.get(g).topP99Ms <= 1.1 * r.guards.get("none").topP99Ms).count() / lowJudged;
       double p10 = quantile(share, 0.1);
       double median = quantile(share, 0.5);
       String goals = String.join(" ", mark(p10 >= 0.95), mark(median >= 0.99),
           mark(fits == 0 || within >= 0.95), mark(fits == 0 || p99ok >= 0.95),
-          mark(low == 0 || (shedLow == 0 && startLow == 0 && p99Low >= 1)));
+          mark(low == 0 || (shedLow == 0 && startLow == 0 && (lowJudged == 0 || p99Low >= 1))));
       sb.append(String.format(Locale.ROOT,
           "%-12s %5.1f%% %5.1f%% %6.1f%% | %+7.2f %+7.2f %8.0f%% | %7.0f%% | %5.2f%% | %2d/%-2d "
               + "%3d %6.1f%% %8.0f%%        %s%n",

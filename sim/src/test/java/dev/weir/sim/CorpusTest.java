@@ -124,6 +124,40 @@ class CorpusTest {
     assertEquals(p99, Scorecard.unloadedP99Ms(new Corpus.Case(warm, c.family, c.heldOut, c.load)));
   }
 
+  @Test
+  void aGuardThatAnswersNoneOfTheTopTierHasNoP99ToMeetAGoalWith() {
+    // Closed from the start: every request is turned away, so no success has a latency.
+    Scorecard.Contender closed = new Scorecard.Contender("closed", (timer, s) -> {
+      LoadShedder shedder = LoadShedder.builder().timer(timer).build();
+      shedder.close();
+      return shedder;
+    });
+    List<Scorecard.Contender> guards = List.of(closed, Scorecard.of(Guard.NONE));
+    Corpus.Case fits = Corpus.family("cpu").stream().filter(Corpus.Case::topTierFits)
+        .filter(c -> !c.lowLoad()).findFirst().orElseThrow();
+    Scorecard.Row row = Scorecard.row(fits, guards);
+    assertEquals(0, row.get("closed").topSuccess);
+    assertEquals(0, row.get("closed").topP99Ms, "a P99 of no success reads 0");
+    assertEquals("0%", column(Scorecard.format(List.of(row), guards, false), "closed", 2),
+        "not within 2x unloaded");
+
+    // Unguarded, this low-load service, cold at first, never warms and answers none of its top
+    // tier: there is no P99 of no guard's to be within 10% of, so the scenario is not judged.
+    Corpus.Case cold = Corpus.family("cold-start").stream().filter(Corpus.Case::lowLoad)
+        .findFirst().orElseThrow();
+    Scorecard.Row coldRow = Scorecard.row(cold, guards);
+    assertEquals(0, coldRow.get("none").topSuccess);
+    String card = Scorecard.format(List.of(coldRow), guards, false);
+    assertEquals("NaN%", column(card, "closed", 4).split(" +")[3], card);
+  }
+
+  /** The {@code index}-th '|'-separated column of {@code guard}'s overall line, trimmed. */
+  private static String column(String card, String guard, int index) {
+    String line = card.lines().filter(l -> l.startsWith(guard + " ")).reduce((a, b) -> b)
+        .orElseThrow();
+    return line.split("\\|")[index].trim();
+  }
+
   /** A few cheap scenarios of different families. */
   private static List<Corpus.Case> sample() {
     return List.of(Corpus.family("cpu").get(0), Corpus.family("pool-bimodal").get(1),
