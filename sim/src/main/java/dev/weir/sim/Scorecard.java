@@ -27,8 +27,8 @@ import java.util.stream.Collectors;
  * top-tier P99 at most 2x unloaded in 95% of them; at 0.8x load or below nothing shed, from the
  * service's start (the first {@value Corpus#WARM} s, outside the measured window, are scored for
  * this alone), and top-tier P99 within 10% of no guard's. A guard that answers none of the top
- * tier has no P99 and misses both P99 goals; where no guard answers none of it, there is no P99 to
- * be within 10% of, and the scenario is left out of that count.
+ * tier has no P99 and misses both P99 goals; where the unguarded run answers none of it, there is
+ * no P99 to be within 10% of, and the scenario is left out of that count.
  */
 public final class Scorecard {
   /** A guard the scorecard compares: a label and a shedder factory (null result: no guard). */
