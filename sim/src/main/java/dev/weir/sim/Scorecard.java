@@ -230,6 +230,9 @@ public final class Scorecard {
     }
     long fits = rows.stream().filter(r -> r.topFits).count();
     long low = rows.stream().filter(r -> r.lowLoad).count();
+    // The low-load P99 is judged against the unguarded run's: only where it answered the top tier.
+    List<Row> lowJudged = rows.stream().filter(r -> r.lowLoad)
+        .filter(r -> r.guards.get("none").answeredTop()).collect(Collectors.toList());
     sb.append(String.format(Locale.ROOT, "%n%s: %d scenarios, top tier fits in %d, %d at <= 0.8x "
         + "load%n", title, rows.size(), fits, low));
     for (String g : labels) {
@@ -247,17 +250,16 @@ public final class Scorecard {
           rows.stream().filter(r -> r.lowLoad).filter(r -> r.get(g).startShed > 0).count();
       double startShare = rows.stream().filter(r -> r.lowLoad)
           .mapToDouble(r -> r.get(g).startShed).average().orElse(0);
-      long lowJudged = rows.stream().filter(r -> r.lowLoad)
-          .filter(r -> r.guards.get("none").answeredTop()).count();
-      double p99Low = lowJudged == 0 ? Double.NaN : (double) rows.stream().filter(r -> r.lowLoad)
-          .filter(r -> r.guards.get("none").answeredTop())
+      double p99Low = lowJudged.isEmpty() ? Double.NaN : (double) lowJudged.stream()
           .filter(r -> r.get(g).answeredTop()
-              && r.get(g).topP99Ms <= 1.1 * r.guards.get("none").topP99Ms).count() / lowJudged;
+              && r.get(g).topP99Ms <= 1.1 * r.guards.get("none").topP99Ms).count()
+          / lowJudged.size();
       double p10 = quantile(share, 0.1);
       double median = quantile(share, 0.5);
       String goals = String.join(" ", mark(p10 >= 0.95), mark(median >= 0.99),
           mark(fits == 0 || within >= 0.95), mark(fits == 0 || p99ok >= 0.95),
-          mark(low == 0 || (shedLow == 0 && startLow == 0 && (lowJudged == 0 || p99Low >= 1))));
+          mark(low == 0 || (shedLow == 0 && startLow == 0
+              && (lowJudged.isEmpty() || p99Low >= 1))));
       sb.append(String.format(Locale.ROOT,
           "%-12s %5.1f%% %5.1f%% %6.1f%% | %+7.2f %+7.2f %8.0f%% | %7.0f%% | %5.2f%% | %2d/%-2d "
               + "%3d %6.1f%% %8.0f%%        %s%n",
