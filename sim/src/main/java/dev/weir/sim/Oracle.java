@@ -50,6 +50,8 @@ public final class Oracle {
   public static final class Sweep {
     /** Goodput (requests per second in the window) by fixed limit. */
     public final TreeMap<Integer, Double> goodput = new TreeMap<>();
+    /** The top tier's P99 in milliseconds by fixed limit; NaN where none of it was answered OK. */
+    public final TreeMap<Integer, Double> topP99Ms = new TreeMap<>();
     public int best;
     /** The best cut's admitted load, as a multiple of the capacity. */
     public double headroom;
@@ -108,10 +110,12 @@ public final class Oracle {
         Simulation.run(c.scenario, "oracle", (t, sc) -> shedder(t, c, limit, headroom));
     Report r = run.report(Corpus.WARM, Corpus.END);
     double g = r.goodput(-1);
+    int top = c.topTier();
     if (headroom == CUT) {
       s.goodput.put(limit, g);
+      s.topP99Ms.put(limit, r.successRatio(top) > 0
+          ? r.latencyQuantileNanos(top, 0.99) / 1e6 : Double.NaN);
     }
-    int top = c.topTier();
     if (s.bestReport == null || better(r, s.bestReport, top)) {
       s.best = limit;
       s.headroom = headroom;

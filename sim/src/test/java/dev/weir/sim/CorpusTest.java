@@ -1,6 +1,7 @@
 package dev.weir.sim;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -86,6 +87,7 @@ class CorpusTest {
       Oracle.Sweep s = Oracle.sweep(c);
       double best = s.bestReport.goodput(-1);
       assertTrue(s.goodput.size() >= 5, c + ": " + s.goodput);
+      assertEquals(s.goodput.keySet(), s.topP99Ms.keySet());
       for (Map.Entry<Integer, Double> e : s.goodput.entrySet()) {
         // Within a thousandth the oracle takes the lower top-tier P99.
         assertTrue(best >= 0.999 * e.getValue(), c + ": limit " + e.getKey() + " had "
@@ -149,6 +151,32 @@ class CorpusTest {
     assertEquals(0, coldRow.get("none").topSuccess);
     String card = Scorecard.format(List.of(coldRow), guards, false);
     assertEquals("NaN%", column(card, "closed", 4).split(" +")[3], card);
+  }
+
+  @Test
+  void aP99WithinTwiceUnloadedIsReachableOnlyAtALimitThatKeepsTheOraclesGoodput() {
+    Corpus.Case c = Corpus.family("cpu").get(0);
+    Report best = new Report(c.scenario, "oracle", Corpus.WARM, Corpus.END);
+    for (int i = 0; i < 1000; i++) {
+      best.add(c.topTier(), Answer.OK, 10_000_000L);
+    }
+    best.finish();
+    Oracle.Sweep s = new Oracle.Sweep();
+    s.best = 8;
+    s.bestReport = best;
+    s.bestStart = best;
+    double g = best.goodput(-1);
+    s.goodput.put(8, g);
+    s.topP99Ms.put(8, 50.0); // the oracle's own limit: 5x the unloaded 10 ms
+    s.goodput.put(4, 0.995 * g);
+    s.topP99Ms.put(4, 30.0);
+    s.goodput.put(2, 0.98 * g);
+    s.topP99Ms.put(2, 15.0); // within 2x, but at 2% less goodput than the oracle's
+    assertFalse(new Scorecard.Row(c, s, 10).p99Reachable);
+    s.topP99Ms.put(4, 20.0);
+    assertTrue(new Scorecard.Row(c, s, 10).p99Reachable, "within 1% of the goodput, at 2x");
+    s.topP99Ms.put(4, Double.NaN);
+    assertFalse(new Scorecard.Row(c, s, 10).p99Reachable, "no top-tier success has no P99");
   }
 
   /** The {@code index}-th '|'-separated column of {@code guard}'s overall line, trimmed. */
