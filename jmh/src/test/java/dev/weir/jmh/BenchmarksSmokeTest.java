@@ -79,13 +79,21 @@ class BenchmarksSmokeTest {
     try {
       assertTrue(live.plain.request instanceof org.eclipse.jetty.ee10.servlet.ServletApiRequest,
           "the filter's one-pass header read applies only to Jetty's own request");
-      for (int i = 0; i < N; i++) {
-        assertEquals(200, b.none(live));
-        assertEquals(200, b.netflixVegas(netflix, live));
-        assertEquals(200, b.weir(weir, live));
-        assertEquals(200, b.weirTierHeader(weir, live));
+      for (int kb : new int[] {0, 48}) {
+        FilterPathOnJetty.Evict evict = new FilterPathOnJetty.Evict();
+        evict.evictKb = kb;
+        evict.setup();
+        for (int i = 0; i < N; i++) {
+          assertEquals(200, b.none(evict, live));
+          assertEquals(200, b.netflixVegas(evict, netflix, live));
+          assertEquals(200, b.weir(evict, weir, live));
+          assertEquals(200, b.weirTierHeader(evict, weir, live));
+        }
       }
-      assertEveryRequestSucceededAndReleased(weir);
+      dev.weir.LoadShedder route = weir.filter.shedders().get("GET /hello");
+      assertEquals(0, route.inflight(), "every permit released");
+      assertEquals(2 * N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
+      assertEquals(2 * N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
     } finally {
       weir.tearDown();
       live.tearDown();
