@@ -74,7 +74,6 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   private HttpServletRequest request;
   private HttpServletResponse response;
   private int priority;
-  private boolean canSuspend;
   private volatile int phase;
   private volatile boolean ran;
   private volatile Permit permit;
@@ -108,7 +107,6 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     e.request = request;
     e.response = response;
     e.priority = priority;
-    e.canSuspend = request.isAsyncSupported();
     if (e.submit(chain)) {
       e.clear();
       spare[0] = e;
@@ -159,7 +157,9 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       return true;
     }
     ticket = t;
-    if (!canSuspend) {
+    // Asked only of a request that waits: an admitted one never suspends, and the answer lies in
+    // the container's objects, which a request admitted at once need not touch.
+    if (!request.isAsyncSupported()) {
       awaitInPlace();
       actInPlace(chain);
       return false;
