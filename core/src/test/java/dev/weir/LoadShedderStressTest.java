@@ -148,9 +148,21 @@ class LoadShedderStressTest {
 
   @Test
   void aSparedTopTierQueuingPastTheBoundStillAnswersEveryRequestExactlyOnce() throws Exception {
-    Run run = new Run(400_000, -1, true);
-    run.execute();
-    run.verify();
+    // Whether tier 0 gets to queue past the bound depends on the threads' timing (a run on a busy
+    // machine once admitted a fifth of the usual and never did): a run that did not is verified
+    // like any other, and another follows, up to three.
+    Run run = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      if (run != null) {
+        run.close();
+      }
+      run = new Run(400_000, -1, true);
+      run.execute();
+      run.verify();
+      if (run.longestQueue.get() > 2 * LIMIT) {
+        break;
+      }
+    }
     Snapshot s = run.shedder.snapshot();
     System.out.println("stress with a spared top tier: " + run.summary() + ", longest queue "
         + run.longestQueue.get());
