@@ -31,7 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * drops failure listeners ({@link OneListener}): the listener's own cost is left out, for every
  * guard alike. {@code none} calls the application directly. Jetty's {@code QoSHandler} is left
  * out: in this harness it took its suspend-and-resume path (about a million exceptions thrown in
- * a 3-s run), which a fresh request below its limit does not take.
+ * a 3-s run), which a fresh request below its limit does not take. {@code -p evictKb=N} evicts the
+ * caches before each operation, as in {@link FilterPathOnJetty} ("Cold caches").
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -122,18 +123,21 @@ public class HandlerPathOnJetty {
   }
 
   @Benchmark
-  public int none(Live live) throws Exception {
+  public int none(FilterPathOnJetty.Evict e, Live live) throws Exception {
+    e.evict();
     return handle(OK, live.plain);
   }
 
   @Benchmark
-  public int weir(WeirState s, Live live) throws Exception {
+  public int weir(FilterPathOnJetty.Evict e, WeirState s, Live live) throws Exception {
+    e.evict();
     return handle(s.handler, live.plain);
   }
 
   /** The same, for a request that carries its tier and cohort. */
   @Benchmark
-  public int weirTierHeader(WeirState s, Live live) throws Exception {
+  public int weirTierHeader(FilterPathOnJetty.Evict e, WeirState s, Live live) throws Exception {
+    e.evict();
     return handle(s.handler, live.tiered);
   }
 

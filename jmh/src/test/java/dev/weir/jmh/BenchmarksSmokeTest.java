@@ -108,10 +108,13 @@ class BenchmarksSmokeTest {
     HandlerPathOnJetty.WeirState weir = new HandlerPathOnJetty.WeirState();
     weir.setup(live);
     try {
+      FilterPathOnJetty.Evict evict = new FilterPathOnJetty.Evict();
+      evict.evictKb = 48;
+      evict.setup();
       for (int i = 0; i < N; i++) {
-        assertEquals(200, b.none(live));
-        assertEquals(200, b.weir(weir, live));
-        assertEquals(200, b.weirTierHeader(weir, live));
+        assertEquals(200, b.none(evict, live));
+        assertEquals(200, b.weir(evict, weir, live));
+        assertEquals(200, b.weirTierHeader(evict, weir, live));
       }
       assertEveryRequestSucceededAndReleased(
           weir.handler.shedders().get(dev.weir.jetty.WeirHandler.SINGLE_ROUTE));
