@@ -129,6 +129,12 @@ public final class Scorecard {
               && sweep.topP99Ms.get(e.getKey()) <= 2 * unloadedP99Ms);
     }
 
+    /** Whether {@code label} answered some of the top tier, with a P99 within 2x unloaded. */
+    boolean p99WithinTwice(String label) {
+      Metrics m = get(label);
+      return m.answeredTop() && m.topP99Ms <= 2 * unloadedP99Ms;
+    }
+
     /** {@code label}'s metrics, "oracle" included. */
     public Metrics get(String label) {
       return label.equals("oracle") ? oracle : guards.get(label);
@@ -259,8 +265,7 @@ public final class Scorecard {
       double within = fits == 0 ? Double.NaN
           : (double) Arrays.stream(pts).filter(p -> p >= -0.5).count() / fits;
       double p99ok = fits == 0 ? Double.NaN : (double) rows.stream().filter(r -> r.topFits)
-          .filter(r -> r.get(g).answeredTop() && r.get(g).topP99Ms <= 2 * r.unloadedP99Ms)
-          .count() / fits;
+          .filter(r -> r.p99WithinTwice(g)).count() / fits;
       double late = rows.stream().mapToDouble(r -> r.get(g).late).average().orElse(0);
       long shedLow = rows.stream().filter(r -> r.lowLoad).filter(r -> r.get(g).shed > 0).count();
       long startLow =
@@ -284,16 +289,16 @@ public final class Scorecard {
               ? Double.NaN : pts[0], 100 * within, 100 * p99ok, 100 * late, shedLow, low,
           startLow, 100 * startShare, 100 * p99Low, goals));
     }
-    List<Row> reachable = rows.stream().filter(r -> r.topFits && r.p99Reachable)
-        .collect(Collectors.toList());
     if (fits > 0) {
+      List<Row> reachable = rows.stream().filter(r -> r.topFits && r.p99Reachable)
+          .collect(Collectors.toList());
       sb.append(String.format(Locale.ROOT, "top P99 <= 2x reachable by a fixed limit with "
           + "goodput within %.0f%% of the oracle's: %d of %d; met there by",
           100 * (1 - REACHABLE_GOODPUT), reachable.size(), fits));
       for (String g : labels) {
         sb.append(String.format(Locale.ROOT, " %s %.0f%%", g, reachable.isEmpty() ? Double.NaN
-            : 100.0 * reachable.stream().filter(r -> r.get(g).answeredTop()
-                && r.get(g).topP99Ms <= 2 * r.unloadedP99Ms).count() / reachable.size()));
+            : 100.0 * reachable.stream().filter(r -> r.p99WithinTwice(g)).count()
+                / reachable.size()));
       }
       sb.append(String.format(Locale.ROOT, "%n"));
     }
