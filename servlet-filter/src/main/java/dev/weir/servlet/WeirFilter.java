@@ -157,7 +157,9 @@ public final class WeirFilter implements Filter {
 
   /**
    * Reads the init-params ({@link InitParams}), unless the filter was built with {@link
-   * #builder()}, whose settings win.
+   * #builder()}, whose settings win. After {@link #destroy()} (a container restarting the
+   * context, which re-initialises a filter registered as an instance), starts fresh shedders
+   * from the same settings.
    *
    * @throws ServletException naming the init-param, if one is unknown or invalid
    */
@@ -169,7 +171,10 @@ public final class WeirFilter implements Filter {
       } catch (IllegalArgumentException e) {
         throw new ServletException("invalid WeirFilter init-params: " + e.getMessage(), e);
       }
+    } else if (destroyed) {
+      start(settings);
     }
+    destroyed = false;
     if (config != null && config.getServletContext() != null) {
       config.getServletContext().setAttribute(CONTEXT_ATTRIBUTE, this);
     }
