@@ -11,7 +11,8 @@
   server thread goes straight back to the server. The middleware answers each
   request exactly once: the first of the handler's response, its exception, the
   queue timeout or the processing deadline wins (a compare-and-set decides), and
-  anything later is dropped quietly. An answer decided on another thread than the
+  anything later is dropped quietly. If the server's respond throws, raise is called
+  with that exception, so that the server closes the exchange. An answer decided on another thread than the
   server's (a queue timeout or deadline on Weir's timer, an eviction) is written on the
   answer pool, never on the timer. A permit is always released, whatever the handler
   does. The synchronous arity bounds the server threads it holds (weir.ring.seats).
@@ -100,6 +101,19 @@
 (defn- unbind-metrics! [registry shedder]
   (when registry
     ((requiring-resolve 'weir.ring.metrics/unbind!) registry shedder)))
+
+(defn- check-registry-free!
+  "Throws naming :name if `registry` already has meters of a shedder of this handler's name: a
+  second registration would be ignored by Micrometer, and close! on either handler would remove
+  the other's meters."
+  [options]
+  (when-let [registry (:registry options)]
+    (let [^LoadShedder shedder (:shedder options)
+          n (if shedder (.name shedder) (or (:name options) "ring"))]
+      (when-let [taken ((requiring-resolve 'weir.ring.metrics/bound-name) registry n)]
+        (options/bad (if shedder :shedder :name) n
+                     (str "names shedders whose meters this :registry has already (shedder="
+                          taken "): give each wrapped handler its own :name"))))))
 
 (defn- shedder-lookup
   "{:lookup request -> LoadShedder, :all () -> {route-key shedder}, :owned? whether
@@ -395,10 +409,10 @@
                         :request-timeout-ms.
     :queue-capacity     how many may wait. Default 4096.
     :limit              a positive int (a fixed inflight limit) or a fn of no arguments
-                        returning a dev.weir.Limit (called once per shedder). Default
-                        adaptive.
-    :rejector           a fn of no arguments returning a dev.weir.Rejector (called once
-                        per shedder), e.g. #(Rejectors/none). Default adaptive.
+                        returning a dev.weir.Limit (called once per shedder, and once
+                        when wrapping, to check it). Default adaptive.
+    :rejector           a fn of no arguments returning a dev.weir.Rejector (called like
+                        :limit's), e.g. #(Rejectors/none). Default adaptive.
     :name               the shedder's name in metrics and logs. Default \"ring\".
     :shedder            a dev.weir.LoadShedder to use (and share) instead of building one;
                         excludes :request-timeout-ms, :queue-timeout-ms, :queue-capacity,
@@ -409,7 +423,8 @@
     :max-routes         how many keyed shedders at most. Default 32; further keys, nil or
                         \"\" keys and a throwing :route-key-fn share one overflow shedder.
     :registry           a Micrometer MeterRegistry: every shedder's weir.* meters are
-                        bound to it (requires micrometer-core on the class path).
+                        bound to it (requires micrometer-core on the class path). A
+                        :name whose meters it has already is refused.
     :executor           a java.util.concurrent.Executor to run admitted handlers on; it must
                         not block or run tasks on the calling thread. Not closed by `close!`.
                         Default a dev.weir.WorkerPool shared by every wrapped handler: 2
@@ -458,6 +473,7 @@
              (str "weir.ring/wrap-load-shedding: handler must be a function, was "
                   (pr-str handler)))))
    (options/check options)
+   (check-registry-free! options)
    (let [closed (AtomicBoolean.)
          {:keys [priority-fn executor worker-threads handler-async? rejected-response
                  deadline-response ^LoadShedder shedder server-threads]} options

@@ -199,6 +199,18 @@
         (is (idle? shedder))
         (is (= [[:raise boom]] @(:answers c)))
         (wr/close! h)))
+    (testing "a server whose respond throws (the client gone mid-write) gets raise, once"
+      (let [h (wr/wrap-load-shedding (fn [_] {:status 200}) {:shedder shedder :worker-threads 2})
+            gone (java.io.IOException. "client gone")
+            answers (atom [])
+            raised (promise)]
+        (h {:headers {"x-weir-tier" "3:64"}}
+           (fn [r] (swap! answers conj [:respond (:status r)]) (throw gone))
+           (fn [t] (swap! answers conj [:raise t]) (deliver raised true)))
+        (is (deref raised wait-ms false))
+        (is (eventually #(idle? shedder)) "the permit is released")
+        (is (= [[:respond 200] [:raise gone]] @answers))
+        (wr/close! h)))
     (.close shedder)))
 
 (deftest async-handler-holds-its-permit-until-it-answers-or-the-deadline
@@ -400,7 +412,32 @@
       (is (= 200 (:status (h {:uri "/a"}))))
       (is (seq (.getMeters registry)))
       (wr/close! h)
-      (is (empty? (.getMeters registry))))))
+      (is (empty? (.getMeters registry)))))
+  (testing "a second handler of the same name on the same registry is refused at wrap time"
+    (let [registry (SimpleMeterRegistry.)
+          a (wr/wrap-load-shedding (fn [_] {:status 200}) {:registry registry :limit 3})
+          routed (wr/wrap-load-shedding (fn [_] {:status 200})
+                                        {:registry registry :name "api" :route-key-fn :uri})]
+      (try
+        (is (= 200 (:status (routed {:uri "/a"}))))
+        (is (thrown-with-msg? IllegalArgumentException #":name .*its own :name, was \"ring\""
+                              (wr/wrap-load-shedding (fn [_] {:status 200})
+                                                     {:registry registry :limit 7})))
+        (is (thrown-with-msg? IllegalArgumentException #":name .*shedder=api/.*was \"api\""
+                              (wr/wrap-load-shedding (fn [_] {:status 200})
+                                                     {:registry registry :name "api"})))
+        (let [b (wr/wrap-load-shedding (fn [_] {:status 200})
+                                       {:registry registry :name "other" :limit 7})]
+          (is (= [3.0 7.0] (for [n ["ring" "other"]]
+                             (-> registry (.find "weir.limit") (.tag "shedder" n) (.gauge)
+                                 (.value)))))
+          (wr/close! a)
+          (is (some? (-> registry (.find "weir.limit") (.tag "shedder" "other") (.gauge)))
+              "closing one handler leaves the other's meters")
+          (wr/close! b))
+        (let [again (wr/wrap-load-shedding (fn [_] {:status 200}) {:registry registry})]
+          (wr/close! again))
+        (finally (wr/close! a) (wr/close! routed))))))
 
 (defn- rejects-option [option options]
   (try
@@ -445,6 +482,14 @@
              [:retry-after-seconds {:retry-after-seconds -1}]
              [:rejection-format {:rejection-format :xml}]]]
       (rejects-option option options))
+    (doseq [[option options] [[:limit {:limit (fn [n] (Limits/fixed n))}]
+                              [:limit {:limit :fixed}]
+                              [:rejector {:rejector (fn [_] (Rejectors/none))}]]]
+      (rejects-option option options)
+      (is (not (str/includes? (try (wr/wrap-load-shedding identity options) ""
+                                   (catch IllegalArgumentException e (.getMessage e)))
+                              ":request-timeout-ms"))
+          "a factory of the wrong arity is blamed on its own option"))
     (let [shared (.build s)]
       (rejects-option :queue-timeout-ms {:shedder shared :queue-timeout-ms 100})
       (rejects-option :route-key-fn {:shedder shared :route-key-fn :uri})
@@ -534,6 +579,11 @@
     (is (thrown-with-msg? IllegalArgumentException (re-pattern option)
                           (wr/header-priority-fn opts))
         "a number past int's range names its option"))
+  (is (thrown-with-msg? IllegalArgumentException #":caller-tier is not a known option"
+                        (wr/header-priority-fn {:caller-tier {"checkout" 0}}))
+      "a misspelt option fails rather than leaving its callers at the default tier")
+  (is (thrown-with-msg? IllegalArgumentException #"options must be a map"
+                        (wr/header-priority-fn [:default-tier 0])))
   (is (= 0 (Priority/tier ((wr/header-priority-fn {:caller-tiers {"checkout" 0}})
                            {:headers {"x-weir-caller" "checkout"}})))))
 

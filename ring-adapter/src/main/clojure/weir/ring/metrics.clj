@@ -3,7 +3,7 @@
   :registry option, so micrometer-core stays an optional dependency."
   (:import (dev.weir LoadShedder)
            (dev.weir.micrometer WeirMetrics)
-           (io.micrometer.core.instrument MeterRegistry)))
+           (io.micrometer.core.instrument Meter MeterRegistry)))
 
 (set! *warn-on-reflection* true)
 
@@ -16,3 +16,13 @@
   "Removes `shedder`'s weir.* meters from `registry`."
   [^MeterRegistry registry ^LoadShedder shedder]
   (WeirMetrics/remove registry (.name shedder)))
+
+(defn bound-name
+  "The shedder name under which `registry` already has weir meters, `name` or a route of it
+  (`name`/route), or nil."
+  [^MeterRegistry registry ^String name]
+  (let [prefix (str name "/")]
+    (some (fn [^Meter m]
+            (let [v (.getTag (.getId m) "shedder")]
+              (when (and v (or (= v name) (.startsWith v prefix))) v)))
+          (.getMeters registry))))

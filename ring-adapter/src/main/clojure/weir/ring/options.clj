@@ -91,7 +91,11 @@
   ^Supplier [option f ^Class type]
   (reify Supplier
     (get [_]
-      (let [x (f)]
+      (let [x (try (f)
+                   (catch Throwable t
+                     ;; Named here: a wrong arity is an IllegalArgumentException too, whose
+                     ;; message names no setting.
+                     (bad option f (str "must be a fn of no arguments; calling it threw " t))))]
         (if (instance? type x)
           x
           (bad option x (str "must return a " (.getName type))))))))
@@ -122,9 +126,13 @@
           (let [msg (str (.getMessage e))]
             (if (str/starts-with? msg "weir.ring/")
               (throw e)
-              (let [setting (re-find #"^[a-zA-Z]+" msg)
-                    option (get setting->option setting :request-timeout-ms)]
-                (bad option (get options option) (str "is refused: " msg))))))))))
+              (let [option (get setting->option (re-find #"^[a-zA-Z]+" msg))]
+                (if option
+                  (bad option (get options option) (str "is refused: " msg))
+                  (throw (IllegalArgumentException.
+                          (str "weir.ring/wrap-load-shedding: the shedder's settings are refused: "
+                               msg)
+                          e)))))))))))
 
 (def ^:private formats
   {:text RejectionFormat/TEXT :json RejectionFormat/JSON :empty RejectionFormat/EMPTY})

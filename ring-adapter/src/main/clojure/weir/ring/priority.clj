@@ -31,11 +31,23 @@
        ;; (int x) of a number past int's range
        (catch ArithmeticException _ (bad option value (IllegalArgumentException. "is out of range")))))
 
+(def known-options
+  #{:default-tier :cohorts :user-header :tier-header :caller-header :caller-tiers
+    :max-header-length :baggage?})
+
 (defn priority-headers
   "A dev.weir.http.PriorityHeaders from `header-priority-fn`'s options. Throws
-  IllegalArgumentException naming a bad option."
+  IllegalArgumentException naming a bad or unknown option."
   ^PriorityHeaders [{:keys [default-tier cohorts tier-header caller-header caller-tiers
                             max-header-length baggage?] :as options}]
+  (when-not (map? options)
+    (throw (IllegalArgumentException.
+            (str "weir.ring/header-priority-fn: options must be a map, was " (pr-str options)))))
+  (doseq [k (keys options)]
+    (when-not (contains? known-options k)
+      (throw (IllegalArgumentException.
+              (str k " is not a known option of weir.ring/header-priority-fn; known options are "
+                   (str/join " " (sort known-options)) ", was " (pr-str (get options k)))))))
   (let [b (PriorityHeaders/builder)]
     (when (some? default-tier)
       (setting :default-tier default-tier
@@ -84,8 +96,8 @@
   default hourly rotation), :user-header (default \"x-weir-user\"; nil to ignore users),
   :tier-header (default \"x-weir-tier\"), :caller-header (default \"x-weir-caller\"),
   :caller-tiers (a map of caller name to tier, default {}), :max-header-length (1..8192,
-  default 256), :baggage? (default true). A bad option throws IllegalArgumentException
-  naming it."
+  default 256), :baggage? (default true). A bad or unknown option throws
+  IllegalArgumentException naming it."
   ([] (header-priority-fn {}))
   ([options]
    (let [headers (priority-headers options)]
