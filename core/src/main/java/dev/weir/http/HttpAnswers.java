@@ -164,9 +164,19 @@ public final class HttpAnswers {
       return this;
     }
 
-    /** The {@code Retry-After}, in whole seconds (rounded down); zero omits it. Default 1 s. */
+    /**
+     * The {@code Retry-After}, in whole seconds (rounded down); zero omits it. Default 1 s.
+     *
+     * @throws IllegalArgumentException if negative, or above zero but under a second: rounded
+     *     down it would omit the header the setting asks for
+     */
     public Builder retryAfter(Duration retryAfter) {
-      this.retryAfter = Check.notNegative("retryAfter", retryAfter);
+      Check.notNegative("retryAfter", retryAfter);
+      if (!retryAfter.isZero() && retryAfter.toSeconds() == 0) {
+        throw new IllegalArgumentException("retryAfter must be zero (no Retry-After) or at least"
+            + " one second, was " + retryAfter);
+      }
+      this.retryAfter = retryAfter;
       return this;
     }
 

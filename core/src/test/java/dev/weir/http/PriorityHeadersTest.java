@@ -158,9 +158,13 @@ class PriorityHeadersTest {
     }
     HttpAnswers.Builder a = HttpAnswers.builder();
     for (Runnable r : new Runnable[] {() -> a.shedStatus(399), () -> a.unavailableStatus(600),
-        () -> a.retryAfter(java.time.Duration.ofSeconds(-1)), () -> a.format(null)}) {
+        () -> a.retryAfter(java.time.Duration.ofSeconds(-1)),
+        () -> a.retryAfter(java.time.Duration.ofMillis(500)), () -> a.format(null)}) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class, r::run);
       assertTrue(e.getMessage().matches("^[a-zA-Z]+ must .*"), e.getMessage());
     }
+    assertEquals(1, a.retryAfter(java.time.Duration.ofMillis(1500)).build().retryAfterSeconds(),
+        "a second or more is rounded down to whole seconds");
+    assertEquals(0, a.retryAfter(java.time.Duration.ZERO).build().retryAfterSeconds());
   }
 }

@@ -41,7 +41,7 @@ import java.util.Locale;
  *       the response streams</td></tr>
  *   <tr><td>weir.shedStatus</td><td>429</td><td>status when shed or the queue is full</td></tr>
  *   <tr><td>weir.unavailableStatus</td><td>503</td><td>status on timeout or shutdown</td></tr>
- *   <tr><td>weir.retryAfter</td><td>1s</td><td>{@code Retry-After}, whole seconds; 0 omits it</td></tr>
+ *   <tr><td>weir.retryAfter</td><td>1s</td><td>{@code Retry-After}, whole seconds; 0 omits it (under 1s otherwise fails)</td></tr>
  *   <tr><td>weir.rejectionFormat</td><td>text</td><td>{@code text}, {@code json} or {@code empty}</td></tr>
  *   <tr><td>weir.defaultTier</td><td>3</td><td>tier of requests that say nothing</td></tr>
  *   <tr><td>weir.tierHeader</td><td>X-Weir-Tier</td><td>header with {@code t} or {@code t:c}</td></tr>

@@ -93,6 +93,7 @@ class InitParamsTest {
         {"weir.shedStatus", "200"},
         {"weir.unavailableStatus", "99999999999"},
         {"weir.retryAfter", "-1s"},
+        {"weir.retryAfter", "500ms"},
         {"weir.rejectionFormat", "xml"},
         {"weir.defaultTier", "6"},
         {"weir.tierHeader", "bad header"},
