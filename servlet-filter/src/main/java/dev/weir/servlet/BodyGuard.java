@@ -4,14 +4,19 @@ import dev.weir.Outcome;
 import dev.weir.Permit;
 import dev.weir.Timer;
 import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.Part;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.Enumeration;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.logging.Logger;
 
@@ -25,6 +30,9 @@ import java.util.logging.Logger;
  *       limit);
  *   <li>any later read releases it likewise and throws an {@code IOException}.
  * </ul>
+ * A body the container reads for the application (a form's parameters, multipart parts) counts
+ * as a read the same way, but is never refused: past the timeout its permit is released and the
+ * read goes on, outside the limit.
  * An application that never reads the body is not affected. Requests without a body (GET, HEAD,
  * {@code Content-Length: 0}) are not wrapped and cost nothing.
  */
@@ -98,6 +106,76 @@ final class BodyGuard extends HttpServletRequestWrapper {
     if (n < 0) {
       ended = true;
       timeout.cancel();
+    }
+  }
+
+  /** A read the container makes for the application: counted, released past the timeout. */
+  private void enterContainerRead() {
+    synchronized (this) {
+      reading++;
+    }
+    if (late && !ended && permit.release(Outcome.DROPPED)) {
+      LOG.fine("request body not read within bodyReadTimeout; permit released as DROPPED");
+    }
+  }
+
+  @Override
+  public String getParameter(String name) {
+    enterContainerRead();
+    try {
+      return super.getParameter(name);
+    } finally {
+      exit(0);
+    }
+  }
+
+  @Override
+  public Map<String, String[]> getParameterMap() {
+    enterContainerRead();
+    try {
+      return super.getParameterMap();
+    } finally {
+      exit(0);
+    }
+  }
+
+  @Override
+  public Enumeration<String> getParameterNames() {
+    enterContainerRead();
+    try {
+      return super.getParameterNames();
+    } finally {
+      exit(0);
+    }
+  }
+
+  @Override
+  public String[] getParameterValues(String name) {
+    enterContainerRead();
+    try {
+      return super.getParameterValues(name);
+    } finally {
+      exit(0);
+    }
+  }
+
+  @Override
+  public Collection<Part> getParts() throws IOException, ServletException {
+    enterContainerRead();
+    try {
+      return super.getParts();
+    } finally {
+      exit(0);
+    }
+  }
+
+  @Override
+  public Part getPart(String name) throws IOException, ServletException {
+    enterContainerRead();
+    try {
+      return super.getPart(name);
+    } finally {
+      exit(0);
     }
   }
 

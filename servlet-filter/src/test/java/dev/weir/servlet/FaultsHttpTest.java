@@ -242,10 +242,25 @@ class FaultsHttpTest {
   /**
    * Four clients sending their bodies at a byte every 300 ms hold every permit of the
    * route; past bodyReadTimeout the permits are released as DROPPED and a normal upload is
-   * served while they still dribble.
+   * served while they still dribble. Read by the application, or by the container for it (a
+   * form's parameters).
    */
   @Test
   void slowBodiesDoNotPinTheLimit() throws Exception {
+    slowBodiesDoNotPinTheLimit(null, req -> req.getInputStream().readAllBytes().length);
+  }
+
+  @Test
+  void slowFormBodiesReadByTheContainerDoNotPinTheLimit() throws Exception {
+    slowBodiesDoNotPinTheLimit("application/x-www-form-urlencoded",
+        req -> String.valueOf(req.getParameter("a")).length());
+  }
+
+  private interface BodyRead {
+    int length(jakarta.servlet.http.HttpServletRequest req) throws Exception;
+  }
+
+  private void slowBodiesDoNotPinTheLimit(String contentType, BodyRead read) throws Exception {
     WeirFilter filter = WeirFilter.builder().bodyReadTimeout(Duration.ofMillis(500))
         .shedder(LoadShedder.builder().limit(() -> Limits.fixed(4)).rejector(Rejectors::none)
             .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofSeconds(10)))
@@ -253,15 +268,16 @@ class FaultsHttpTest {
     ScheduledExecutorService dribble = Executors.newSingleThreadScheduledExecutor();
     List<AsyncRequestContent> bodies = new ArrayList<>();
     try (TestServer s = TestServer.with(filter)
-        .servlet("/upload", servlet((req, res) -> {
-          byte[] body = req.getInputStream().readAllBytes();
-          res.getWriter().print(body.length);
-        })).start()) {
+        .servlet("/upload", servlet((req, res) -> res.getWriter().print(read.length(req))))
+        .start()) {
       for (int i = 0; i < 4; i++) {
-        AsyncRequestContent body = new AsyncRequestContent();
+        AsyncRequestContent body = contentType == null ? new AsyncRequestContent()
+            : new AsyncRequestContent(contentType);
         bodies.add(body);
         jetty.newRequest(s.uri("/upload")).method("POST").headers(h -> h.put("Content-Length",
             "1000")).body(body).send(result -> { });
+        body.write(ByteBuffer.wrap("a=".getBytes(java.nio.charset.StandardCharsets.US_ASCII)),
+            Callback.NOOP);
       }
       // A byte every 300 ms on each, for at most 6 s: the abuse, not synchronisation.
       AtomicInteger ticks = new AtomicInteger();
@@ -276,13 +292,16 @@ class FaultsHttpTest {
               && filter.snapshots().get("POST /upload").total(Snapshot.Counter.ADMITTED) == 4,
           WAIT, () -> "slow uploads not admitted: " + filter.snapshots());
       long start = System.nanoTime();
-      HttpResponse<String> r = client.send(HttpRequest.newBuilder(s.uri("/upload"))
+      HttpRequest.Builder small = HttpRequest.newBuilder(s.uri("/upload"))
           .timeout(WAIT).header("X-Weir-Tier", "0")
-          .POST(HttpRequest.BodyPublishers.ofString("hello")).build(),
-          HttpResponse.BodyHandlers.ofString());
+          .POST(HttpRequest.BodyPublishers.ofString("a=hello"));
+      if (contentType != null) {
+        small.header("Content-Type", contentType);
+      }
+      HttpResponse<String> r = client.send(small.build(), HttpResponse.BodyHandlers.ofString());
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertEquals(200, r.statusCode(), r.body());
-      assertEquals("5", r.body());
+      assertEquals(contentType == null ? "7" : "5", r.body());
       assertTrue(tookMs < 5_000, "served after " + tookMs + "ms");
       assertTrue(ticks.get() < 20, "served only once the dribbling stopped");
       assertTrue(filter.snapshots().get("POST /upload").total(Snapshot.Counter.DROPPED) >= 1);
