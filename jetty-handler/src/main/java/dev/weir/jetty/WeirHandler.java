@@ -53,7 +53,9 @@ import org.eclipse.jetty.util.Callback;
  * handle} returns: {@code succeeded} releases it with the outcome of the status ({@link
  * HttpAnswers#outcomeOf}), {@code failed} and an exception from {@code handle} as {@code ERROR}.
  * An application that never completes its callback holds its permit until the shedder's watchdog
- * reclaims it, at twice the request timeout by default.
+ * reclaims it, at twice the request timeout by default. Request bodies are not guarded (the
+ * servlet filter's {@code bodyReadTimeout} has no counterpart here): an application waiting on a
+ * client that dribbles its body holds its permit likewise, until it gives up or the watchdog.
  *
  * <h2>Bounded response time</h2>
  * With {@link Builder#boundedResponseTime}, a request whose application has neither written nor
