@@ -3,7 +3,7 @@
   :registry option, so micrometer-core stays an optional dependency."
   (:import (dev.weir LoadShedder)
            (dev.weir.micrometer WeirMetrics)
-           (io.micrometer.core.instrument Meter MeterRegistry)))
+           (io.micrometer.core.instrument Meter MeterRegistry Tags)))
 
 (set! *warn-on-reflection* true)
 
@@ -15,7 +15,7 @@
 (defn unbind!
   "Removes `shedder`'s weir.* meters from `registry`."
   [^MeterRegistry registry ^LoadShedder shedder]
-  (WeirMetrics/remove registry (.name shedder)))
+  (WeirMetrics/remove registry (.name shedder) (Tags/empty)))
 
 (defn bound-name
   "The shedder name under which `registry` already has weir meters, `name` or a route of it

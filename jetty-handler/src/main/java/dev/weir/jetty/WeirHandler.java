@@ -111,11 +111,16 @@ public final class WeirHandler extends Handler.Wrapper {
   /**
    * Builds the shedders, then starts the wrapped handler.
    *
-   * @throws IllegalArgumentException naming {@code shedder}, if the template cannot build one
+   * @throws IllegalArgumentException naming {@code shedder}, if the template cannot build one;
+   *     naming {@code meterRegistry}, if another handler or filter publishes to it with the same
+   *     tags
    */
   @Override
   protected void doStart() throws Exception {
     Builder s = settings;
+    if (s.meterRegistry != null) {
+      Metrics.checkFree(s.meterRegistry, s.meterTags);
+    }
     try {
       Object registry = s.meterRegistry;
       Object tags = s.meterTags;

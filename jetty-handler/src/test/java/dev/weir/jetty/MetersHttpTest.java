@@ -52,6 +52,23 @@ class MetersHttpTest {
   }
 
   @Test
+  void aSecondHandlerWithTheSameTagsOnOneRegistryFailsToStartNamingTheSetting() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    WeirHandler one = WeirHandler.builder().meterRegistry(registry).handler(ok("one")).build();
+    WeirHandler two = WeirHandler.builder().meterRegistry(registry).handler(ok("two")).build();
+    one.start();
+    try {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, two::start);
+      assertTrue(e.getMessage().startsWith("meterRegistry"), e.getMessage());
+      one.stop();
+      two.start(); // free again once the first stopped
+      two.stop();
+    } finally {
+      one.stop();
+    }
+  }
+
+  @Test
   void aTagNamedAsTheMetersOwnIsRefusedNamingTheSetting() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> WeirHandler.builder().meterRegistry(new SimpleMeterRegistry(), Tags.of("tier", "x")));

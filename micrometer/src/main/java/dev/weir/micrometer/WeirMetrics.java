@@ -110,32 +110,69 @@ public final class WeirMetrics implements MeterBinder {
    * from {@code registry}: for a shedder that was retired, so that its meters do not linger.
    */
   public static void remove(MeterRegistry registry, String shedderName) {
-    remove(registry, shedderName, Tags.empty());
+    java.util.List<io.micrometer.core.instrument.Meter> named = new java.util.ArrayList<>();
+    for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
+      if (shedderName.equals(m.getId().getTag("shedder"))) {
+        named.add(m);
+      }
+    }
+    named.forEach(registry::remove);
   }
 
   /**
-   * Removes the meters of the shedder named {@code shedderName} that also carry every one of
-   * {@code extraTags}, as bound by {@link #WeirMetrics(LoadShedder, Iterable)}: those of another
-   * shedder of the same name, bound with other tags, stay.
+   * Removes the meters of the shedder named {@code shedderName} bound with exactly {@code
+   * extraTags}, as by {@link #WeirMetrics(LoadShedder, Iterable)}: those of another shedder of
+   * the same name, bound with other tags (more or fewer), stay.
    */
   public static void remove(MeterRegistry registry, String shedderName,
       Iterable<io.micrometer.core.instrument.Tag> extraTags) {
+    Tags extra = Tags.of(extraTags);
     java.util.List<io.micrometer.core.instrument.Meter> mine = new java.util.ArrayList<>();
     for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
-      if (shedderName.equals(m.getId().getTag("shedder")) && carries(m, extraTags)) {
+      if (boundAs(m, shedderName, extra)) {
         mine.add(m);
       }
     }
     mine.forEach(registry::remove);
   }
 
-  private static boolean carries(io.micrometer.core.instrument.Meter m,
-      Iterable<io.micrometer.core.instrument.Tag> tags) {
-    for (io.micrometer.core.instrument.Tag t : tags) {
+  /**
+   * Whether {@code registry} has meters of a shedder named {@code shedderName} bound with exactly
+   * {@code extraTags}. Binding a second shedder so would be ignored by Micrometer (its meters
+   * would read the first), and removing either's would remove both: an adapter checks this
+   * before it binds, so that two of them on one registry fail at configuration time unless their
+   * tags tell them apart.
+   */
+  public static boolean isBound(MeterRegistry registry, String shedderName,
+      Iterable<io.micrometer.core.instrument.Tag> extraTags) {
+    Tags extra = Tags.of(extraTags);
+    for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
+      if (boundAs(m, shedderName, extra)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether {@code m} carries {@code shedder=shedderName} and, besides its own, exactly {@code extra}. */
+  private static boolean boundAs(io.micrometer.core.instrument.Meter m, String shedderName,
+      Tags extra) {
+    if (!shedderName.equals(m.getId().getTag("shedder"))) {
+      return false;
+    }
+    int others = 0;
+    for (io.micrometer.core.instrument.Tag t : m.getId().getTagsAsIterable()) {
+      if (!OWN_TAGS.contains(t.getKey())) {
+        others++;
+      }
+    }
+    int wanted = 0;
+    for (io.micrometer.core.instrument.Tag t : extra) {
+      wanted++;
       if (!t.getValue().equals(m.getId().getTag(t.getKey()))) {
         return false;
       }
     }
-    return true;
+    return others == wanted;
   }
 }

@@ -1,7 +1,9 @@
 package dev.weir.micrometer;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.AdmissionCallback;
 import dev.weir.LoadShedder;
@@ -192,6 +194,27 @@ class WeirMetricsTest {
     assertEquals(7, registry.get("weir.limit").tags("shedder", "api", "app", "two").gauge().value());
     WeirMetrics.remove(registry, "api");
     assertEquals(0, registry.getMeters().size(), "without tags: every meter of that name");
+  }
+
+  @Test
+  void removalWithExactlyTheBindingsTagsLeavesTheSameNameBoundWithMoreOrFewer() {
+    LoadShedder twin = LoadShedder.builder().name("api").timer(time).limit(() -> Limits.fixed(7))
+        .rejector(Rejectors::none).build();
+    new WeirMetrics(shedder).bindTo(registry);
+    new WeirMetrics(twin, Tags.of("app", "two")).bindTo(registry);
+    assertTrue(WeirMetrics.isBound(registry, "api", Tags.empty()));
+    assertTrue(WeirMetrics.isBound(registry, "api", Tags.of("app", "two")));
+    assertFalse(WeirMetrics.isBound(registry, "api", Tags.of("app", "one")));
+    assertFalse(WeirMetrics.isBound(registry, "batch", Tags.empty()));
+    int each = registry.getMeters().size() / 2;
+    WeirMetrics.remove(registry, "api", Tags.empty());
+    assertEquals(each, registry.getMeters().size(), "the tagged binding's meters stay");
+    assertFalse(WeirMetrics.isBound(registry, "api", Tags.empty()));
+    assertEquals(7, registry.get("weir.limit").tags("shedder", "api", "app", "two").gauge().value());
+    new WeirMetrics(shedder).bindTo(registry);
+    WeirMetrics.remove(registry, "api", Tags.of("app", "two"));
+    assertEquals(each, registry.getMeters().size(), "the untagged binding's meters stay");
+    assertEquals(2, registry.get("weir.limit").tag("shedder", "api").gauge().value());
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.weir.servlet;
 
 import dev.weir.LoadShedder;
+import dev.weir.http.RouteShedders;
 import dev.weir.micrometer.WeirMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -27,6 +28,23 @@ final class Metrics {
   static void bind(LoadShedder shedder, Object registry, Object tags) {
     new WeirMetrics(shedder, tags == null ? Tags.empty() : (Tags) tags)
         .bindTo((MeterRegistry) registry);
+  }
+
+  /**
+   * Throws unless {@code registry} is free for this adapter's meters: another adapter's overflow
+   * shedder (every adapter has one, named alike) already bound with the same tags means their
+   * route keys would collide too.
+   *
+   * @throws IllegalArgumentException naming {@code meterRegistry}
+   */
+  static void checkFree(Object registry, Object tags) {
+    if (WeirMetrics.isBound((MeterRegistry) registry, RouteShedders.OVERFLOW_KEY,
+        tags == null ? Tags.empty() : (Tags) tags)) {
+      throw new IllegalArgumentException("meterRegistry: it has the meters of another filter"
+          + " with the same tags ("
+          + (tags == null ? "none" : tags) + ") already; give each its own tags with"
+          + " meterRegistry(registry, tags), or stop the other first");
+    }
   }
 
   /** Removes the meters of a retired shedder: those bound with {@code tags}. */

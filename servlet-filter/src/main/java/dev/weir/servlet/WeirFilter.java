@@ -172,7 +172,11 @@ public final class WeirFilter implements Filter {
         throw new ServletException("invalid WeirFilter init-params: " + e.getMessage(), e);
       }
     } else if (destroyed) {
-      start(settings);
+      try {
+        start(settings);
+      } catch (IllegalArgumentException e) {
+        throw new ServletException("WeirFilter cannot start again: " + e.getMessage(), e);
+      }
     }
     destroyed = false;
     if (config != null && config.getServletContext() != null) {
@@ -182,6 +186,9 @@ public final class WeirFilter implements Filter {
 
   private void start(Builder frozen) {
     this.settings = frozen;
+    if (frozen.meterRegistry != null) {
+      Metrics.checkFree(frozen.meterRegistry, frozen.meterTags);
+    }
     try {
       Object registry = frozen.meterRegistry;
       Object tags = frozen.meterTags;
@@ -543,7 +550,8 @@ public final class WeirFilter implements Filter {
      * Builds the filter.
      *
      * @throws IllegalArgumentException naming the setting, if the shedder template's settings
-     *     are inconsistent (see {@link LoadShedder.Builder#validate()})
+     *     are inconsistent (see {@link LoadShedder.Builder#validate()}); naming {@code
+     *     meterRegistry}, if another filter or handler publishes to it with the same tags
      */
     public WeirFilter build() {
       return new WeirFilter(frozen());

@@ -6,6 +6,7 @@ import static dev.weir.servlet.Support.servlet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
@@ -409,6 +410,27 @@ class ChaosHttpTest {
           "outcome", "admitted", "app", "orders").functionCounter().count());
     }
     assertEquals(0, registry.getMeters().size(), "a destroyed filter's meters are removed");
+  }
+
+  @Test
+  void aSecondFilterOnOneRegistryNeedsTagsOfItsOwn() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    WeirFilter one = WeirFilter.builder().meterRegistry(registry).build();
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> WeirFilter.builder().meterRegistry(registry).build());
+    assertTrue(e.getMessage().startsWith("meterRegistry"), e.getMessage());
+    WeirFilter two = WeirFilter.builder()
+        .meterRegistry(registry, io.micrometer.core.instrument.Tags.of("app", "two")).build();
+    try (TestServer s = TestServer.with(two)
+        .servlet("/m", servlet((req, res) -> res.getWriter().print("ok"))).start()) {
+      assertEquals(200, get(s, "/m", "X-Weir-Tier", "2").statusCode());
+      one.destroy();
+      assertEquals(1.0, registry.find("weir.requests").tags("shedder", "GET /m", "tier", "2",
+          "outcome", "admitted", "app", "two").functionCounter().count(),
+          "destroying the untagged filter leaves the tagged one's meters");
+      WeirFilter again = WeirFilter.builder().meterRegistry(registry).build();
+      again.destroy(); // the untagged filter's place is free again once it is destroyed
+    }
   }
 
   @Test
