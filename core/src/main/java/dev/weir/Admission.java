@@ -376,7 +376,7 @@ final class Admission {
     // Only a request with times (sampled, queued, or watched for its deadline) costs clock reads.
     if (r.timed) {
       long now = clock.nanoTime();
-      if (outcome == Outcome.SUCCESS) {
+      if (outcome == Outcome.SUCCESS && !r.deadlineOnly) {
         counters.latency(stripe, now - r.admittedNanos);
       }
       // The deadline hook may be firing right now on the timer: whoever claims counts the overrun.

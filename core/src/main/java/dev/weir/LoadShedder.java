@@ -26,7 +26,8 @@ import java.util.function.Supplier;
  * <p><b>Guarantees.</b> Every submitted request's callback hears exactly once. A permit is counted
  * exactly once however often it is released. A permit still held at its deadline plus the {@link
  * Builder#watchdogGrace watchdog's grace} is released by the shedder as {@link Outcome#DROPPED}
- * and counted {@link Snapshot.Counter#RECLAIMED}; its holder's later release returns false. So a
+ * (at most one control interval later) and counted {@link Snapshot.Counter#RECLAIMED}; its
+ * holder's later release returns false. So a
  * stuck application costs its own requests, never the route. All methods are thread-safe and
  * none blocks except {@link #acquire}.
  *
@@ -300,10 +301,12 @@ public final class LoadShedder implements AutoCloseable {
     /**
      * How long past its deadline (arrival plus request timeout) a permit may stay held before the
      * shedder's watchdog releases it as {@link Outcome#DROPPED} and counts it {@link
-     * Snapshot.Counter#RECLAIMED}. Default: the request timeout, so a permit is reclaimed at twice
-     * its request's timeout: a grace on the route's own timescale, where a fixed one would be too
-     * short for a slow route and needlessly long for a fast one. Zero or positive. The watchdog
-     * sweeps on the control tick and stops when the shedder is closed.
+     * Snapshot.Counter#RECLAIMED}. Default: the shedder's {@link #requestTimeout}, so a permit
+     * with that timeout is reclaimed at twice it: a grace on the route's own timescale, where a
+     * fixed one would be too short for a slow route and needlessly long for a fast one (a request
+     * submitted with a timeout of its own gets the same grace). Zero or positive. The watchdog
+     * sweeps on the control tick, so a reclaim may come up to one control interval late, and
+     * stops when the shedder is closed.
      */
     public Builder watchdogGrace(Duration watchdogGrace) {
       this.watchdogGrace = Check.notNegative("watchdogGrace", watchdogGrace);
@@ -357,7 +360,7 @@ public final class LoadShedder implements AutoCloseable {
 
     static long queueTimeoutNanos(Builder b) {
       long request = b.requestTimeout.toNanos();
-      long queue = b.queueTimeout != null ? b.queueTimeout.toNanos() : request / 3;
+      long queue = b.queueTimeout != null ? b.queueTimeout.toNanos() : Math.max(1, request / 3);
       if (queue > request) {
         throw new IllegalArgumentException("queueTimeout (" + b.queueTimeout
             + ") must not exceed requestTimeout (" + b.requestTimeout + ")");

@@ -70,7 +70,13 @@ public interface Permit {
    * wait). */
   long queueWaitNanos();
 
-  /** The request's processing deadline, on the shedder's clock. */
+  /**
+   * The request's processing deadline, on the shedder's clock: its arrival plus its request
+   * timeout. A request admitted at once whose arrival the shedder did not read (it reads the
+   * clock for a sample of them only) counts it from the first call of this method or {@link
+   * #onDeadline}, which adapters make at admission; asking here does not make its latency a
+   * sample for the limit.
+   */
   long deadlineNanos();
 
   /** Whether the permit has been released. */

@@ -84,6 +84,12 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
    * Volatile so that a reader that sees it true also sees the times written before it.
    */
   volatile boolean timed;
+  /**
+   * Timed only when {@link #deadlineNanos} was first asked, after an unsampled admission, perhaps
+   * long after it (an application checking the time it has left): its latency, counted from
+   * that moment, is no sample for the limit. Written before {@link #timed}.
+   */
+  boolean deadlineOnly;
   long arrivalNanos;
   long admittedNanos;
   /** Set just before the final state is published; volatile for {@link LoadShedder#acquire}, which
@@ -158,6 +164,9 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
     // had no hook and no rejection; most had no timer entry and were not timed.
     if (timed) {
       timed = false;
+    }
+    if (deadlineOnly) {
+      deadlineOnly = false;
     }
     if (timeout != null) {
       timeout = null;
@@ -334,7 +343,8 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
       return;
     }
     if (!timed) {
-      // Admitted on the fast path unsampled, a moment ago: the deadline counts from now.
+      // Admitted on the fast path unsampled, a moment ago (adapters call this at admission): the
+      // deadline counts from now, and so does the latency, a sample like a sampled admission's.
       timeAt(admission.clock.nanoTime());
     }
     // A permit without a watchlist slot has a watchdog entry; the deadline's entry replaces it,
@@ -370,11 +380,13 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   /**
    * {@inheritDoc} A request admitted on the fast path without a sample has no arrival time; its
-   * deadline counts from the first call of this method or {@link #onDeadline}.
+   * deadline counts from the first call of this method or {@link #onDeadline}, and its latency
+   * stays no sample.
    */
   @Override
   public long deadlineNanos() {
     if (!timed) {
+      deadlineOnly = true;
       timeAt(admission.clock.nanoTime());
     }
     return arrivalNanos + timeoutNanos;

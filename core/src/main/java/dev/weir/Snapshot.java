@@ -1,5 +1,7 @@
 package dev.weir;
 
+import dev.weir.internal.Check;
+
 /**
  * A shedder's state at one moment: gauges, and per-tier counters since the shedder was built.
  * Cheap to take (it sums a few striped counters) and immutable.
@@ -104,9 +106,13 @@ public final class Snapshot {
   /** Whether the rejector judges the shedder overloaded. */
   public boolean overloaded() { return overloaded; }
 
-  /** A counter for one tier. */
+  /**
+   * A counter for one tier.
+   *
+   * @throws IllegalArgumentException if {@code tier} is not in 0..5
+   */
   public long count(Counter counter, int tier) {
-    return counters[counter.ordinal()][tier];
+    return counters[counter.ordinal()][Check.inRange("tier", tier, 0, Priority.TIERS - 1)];
   }
 
   /** A counter summed over all tiers. */

@@ -11,21 +11,32 @@ import java.util.PriorityQueue;
  * order they were scheduled.
  */
 public final class VirtualTime implements Clock, Timer {
+  /** Anything later than this (about 146 years) is "never": the sums below cannot overflow. */
+  private static final long NEVER = Long.MAX_VALUE / 2;
+
   private final PriorityQueue<Task> tasks = new PriorityQueue<>();
-  private long now;
+  /**
+   * The clock's value at its start. Time is kept as nanoseconds since then, and every deadline
+   * is read by its difference from now, as {@link Clock} says: a start near {@link
+   * Long#MAX_VALUE}, or {@code now + timeout} wrapping past it, still means "later".
+   */
+  private final long origin;
+  private long elapsed;
   private long seq;
 
   /** Virtual time starting at 0. */
-  public VirtualTime() {}
+  public VirtualTime() {
+    this(0);
+  }
 
   /** Virtual time starting at {@code startNanos}. */
   public VirtualTime(long startNanos) {
-    this.now = startNanos;
+    this.origin = startNanos;
   }
 
   @Override
   public long nanoTime() {
-    return now;
+    return origin + elapsed;
   }
 
   @Override
@@ -33,31 +44,43 @@ public final class VirtualTime implements Clock, Timer {
     return this;
   }
 
+  /** {@inheritDoc} A deadline already passed runs at the next advance; one past ~146 years never. */
   @Override
   public Timeout schedule(Runnable task, long deadlineNanos) {
-    Task t = new Task(task, Math.max(deadlineNanos, now), seq++);
+    Task t = new Task(task, elapsed + delay(deadlineNanos), seq++);
     tasks.add(t);
     return t;
   }
 
-  /** Runs every task due up to {@code deadlineNanos}, in order, then sets the clock there. */
+  /** How far {@code deadlineNanos} lies ahead of now: 0 if passed, at most {@link #NEVER}. */
+  private long delay(long deadlineNanos) {
+    long d = deadlineNanos - nanoTime();
+    return d <= 0 ? 0 : Math.min(d, NEVER);
+  }
+
+  /**
+   * Runs every task due up to {@code deadlineNanos}, in order, then sets the clock there. A time
+   * already passed changes nothing.
+   */
   public void advanceTo(long deadlineNanos) {
+    if (deadlineNanos - nanoTime() < 0) {
+      return;
+    }
+    long target = elapsed + delay(deadlineNanos);
     Task t;
-    while ((t = tasks.peek()) != null && t.deadline <= deadlineNanos) {
+    while ((t = tasks.peek()) != null && t.due <= target) {
       tasks.poll();
       if (!t.cancelled) {
-        now = t.deadline;
+        elapsed = Math.max(elapsed, t.due);
         t.task.run();
       }
     }
-    if (deadlineNanos > now) {
-      now = deadlineNanos;
-    }
+    elapsed = Math.max(elapsed, target);
   }
 
   /** {@code advanceTo(nanoTime() + nanos)}. */
   public void advance(long nanos) {
-    advanceTo(now + nanos);
+    advanceTo(nanoTime() + nanos);
   }
 
   /** Runs the next due task, moving the clock to it. @return false if none is scheduled. */
@@ -65,7 +88,7 @@ public final class VirtualTime implements Clock, Timer {
     Task t;
     while ((t = tasks.poll()) != null) {
       if (!t.cancelled) {
-        now = Math.max(now, t.deadline);
+        elapsed = Math.max(elapsed, t.due);
         t.task.run();
         return true;
       }
@@ -86,13 +109,14 @@ public final class VirtualTime implements Clock, Timer {
 
   private static final class Task implements Timeout, Comparable<Task> {
     final Runnable task;
-    final long deadline;
+    /** Nanoseconds after the clock's start. */
+    final long due;
     final long seq;
     boolean cancelled;
 
-    Task(Runnable task, long deadline, long seq) {
+    Task(Runnable task, long due, long seq) {
       this.task = task;
-      this.deadline = deadline;
+      this.due = due;
       this.seq = seq;
     }
 
@@ -107,7 +131,7 @@ public final class VirtualTime implements Clock, Timer {
 
     @Override
     public int compareTo(Task o) {
-      int c = Long.compare(deadline, o.deadline);
+      int c = Long.compare(due, o.due);
       return c != 0 ? c : Long.compare(seq, o.seq);
     }
   }

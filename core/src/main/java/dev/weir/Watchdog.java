@@ -10,9 +10,11 @@ import dev.weir.internal.Watchlist;
  * write, an admitted permit goes into a slot of the held-permit Watchlist (a CAS on its stripe's
  * own line; the release empties it with one ordered store), and the control tick sweeps the
  * table: a permit whose reclaim falls before the next tick gets a timer entry at that instant,
- * so the reclaim is on time to the timer's tick, not the control interval's. A permit without
- * times (admitted at once, unsampled) has its deadline stamped when a sweep first sees it,
- * which is never early and at most one interval late. Only a permit whose stripe's slots are
+ * so the reclaim is on time to the timer's tick, not the control interval's, once a sweep has
+ * seen the permit. A permit admitted after a sweep and due before the next one is first seen by
+ * that next sweep, which reclaims it then: at most one interval late. A permit without times
+ * (admitted at once, unsampled) has its deadline stamped when a sweep first sees it, which is
+ * never early and at most one interval late. Only a permit whose stripe's slots are
  * all taken has a timer entry of its own, from its admission; a deadline hook's entry stands in
  * for it until the deadline and then schedules it again. The watchdog runs with the control
  * tick and stops with it at close().

@@ -58,15 +58,14 @@ public final class WorkerPool implements Executor, AutoCloseable {
    * {@code coreThreads} end once idle for {@code keepAlive}.
    *
    * @throws IllegalArgumentException if {@code coreThreads} is negative, {@code maxThreads} is
-   *     below 1 or below {@code coreThreads}, or {@code keepAlive} is not positive
+   *     below 1 or below {@code coreThreads}, or {@code keepAlive} is not positive or not
+   *     representable in nanoseconds
    */
   public static WorkerPool elastic(String name, int coreThreads, int maxThreads,
       Duration keepAlive) {
     Check.atLeast("coreThreads", coreThreads, 0);
     Check.atLeast("maxThreads", maxThreads, Math.max(1, coreThreads));
-    if (keepAlive == null || keepAlive.isNegative() || keepAlive.isZero()) {
-      throw new IllegalArgumentException("keepAlive must be positive, was " + keepAlive);
-    }
+    Check.positive("keepAlive", keepAlive);
     HandOff queue = new HandOff();
     ThreadPoolExecutor e = new ThreadPoolExecutor(coreThreads, maxThreads, keepAlive.toNanos(),
         TimeUnit.NANOSECONDS, queue, factory(name), queue);

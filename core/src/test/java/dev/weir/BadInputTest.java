@@ -181,6 +181,33 @@ class BadInputTest {
   }
 
   @Test
+  void aTinyRequestTimeoutStillGivesAPositiveQueueTimeout() {
+    LoadShedder s = LoadShedder.builder().timer(new VirtualTime())
+        .requestTimeout(Duration.ofNanos(2)).build();
+    assertTrue(s.queueTimeoutNanos() > 0, "queueTimeoutNanos " + s.queueTimeoutNanos());
+    s.close();
+  }
+
+  @Test
+  void aSnapshotsCountOfATierOutOfRangeNamesTheTier() {
+    LoadShedder s = LoadShedder.builder().timer(new VirtualTime()).build();
+    for (int tier : new int[] {-1, 6}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> s.snapshot().count(Snapshot.Counter.ADMITTED, tier));
+      assertTrue(e.getMessage().startsWith("tier"), e.getMessage());
+      assertThrows(IllegalArgumentException.class, () -> s.count(Snapshot.Counter.ADMITTED, tier));
+    }
+    s.close();
+  }
+
+  @Test
+  void aWorkerPoolsKeepAliveBeyondNanosecondsNamesTheSetting() {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> WorkerPool.elastic("x", 0, 1, Duration.ofSeconds(Long.MAX_VALUE)));
+    assertTrue(e.getMessage().startsWith("keepAlive"), e.getMessage());
+  }
+
+  @Test
   void queueTimeoutMustNotExceedRequestTimeout() {
     refused(() -> LoadShedder.builder()
         .requestTimeout(Duration.ofSeconds(1))

@@ -151,6 +151,42 @@ class LatencySamplingTest {
   }
 
   @Test
+  void askingAnUnsampledPermitsDeadlineLateMakesNoLatencySampleOfIt() {
+    // Past the first interval one admission in four is sampled. Eight admitted at once and held
+    // 600 ms, their deadlines asked for at 500 ms (an application checking the time it has
+    // left): only the sampled ones count, each at its 600 ms from admission.
+    VirtualTime t = new VirtualTime();
+    Recording limit = new Recording();
+    LoadShedder s = LoadShedder.builder().timer(t).limit(() -> limit).rejector(Rejectors::none)
+        .requestTimeout(java.time.Duration.ofSeconds(1)).build();
+    for (int i = 0; i < 2_000; i++) {
+      s.submit(Priority.of(1, 0), RELEASE);
+    }
+    t.advance(INTERVAL);
+    java.util.List<Permit> held = new java.util.ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      s.submit(Priority.of(1, 0), new AdmissionCallback() {
+        @Override
+        public void onAdmitted(Permit permit) {
+          held.add(permit);
+        }
+
+        @Override
+        public void onRejected(RejectReason reason) {
+          throw new AssertionError(reason);
+        }
+      });
+    }
+    t.advance(TimeUnit.MILLISECONDS.toNanos(500));
+    held.forEach(Permit::deadlineNanos);
+    t.advance(TimeUnit.MILLISECONDS.toNanos(100));
+    held.forEach(Permit::success);
+    t.advance(INTERVAL); // the tick that sees the releases
+    assertEquals(2, limit.samples, "one in four of the eight");
+    assertEquals(TimeUnit.MILLISECONDS.toNanos(600), limit.meanNanos);
+  }
+
+  @Test
   void aHandOffBeforeTheApplicationStartsIsNotTheServicesLatency() {
     // A queued request is admitted on the thread that releases the permit before it; an adapter
     // hands it to another thread, which starts 40 ms later on a saturated machine, and the
