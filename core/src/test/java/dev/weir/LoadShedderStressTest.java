@@ -113,9 +113,25 @@ class LoadShedderStressTest {
 
   @Test
   void aMillionCyclesAnswerEveryRequestExactlyOnce() throws Exception {
-    Run run = new Run(1_000_000, -1, false);
-    run.execute();
-    run.verify();
+    // How much of each path a run exercises depends on the threads' timing: a run on a machine
+    // busy with another build admitted 47,449. Each run is verified in full; one that fell short
+    // of the coverage below is followed by another, up to three.
+    Run run = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      if (run != null) {
+        run.close();
+      }
+      run = new Run(1_000_000, -1, false);
+      run.execute();
+      run.verify();
+      if (run.shedder.snapshot().total(Snapshot.Counter.ADMITTED) > 50_000
+          && run.evicted.sum() > 0 && run.parkedTotal.sum() > 0
+          && run.shedder.snapshot().total(Snapshot.Counter.QUEUE_TIMEOUT) > 0
+          && run.shedder.snapshot().total(Snapshot.Counter.CANCELLED) > 0
+          && run.handedOff.sum() > 0 && run.releasedInline.sum() > 0) {
+        break;
+      }
+    }
     System.out.println("stress: " + run.summary());
     Snapshot s = run.shedder.snapshot();
     // The run must really have exercised every path it claims to test.

@@ -154,6 +154,23 @@ public final class WeirMetrics implements MeterBinder {
     return false;
   }
 
+  /**
+   * For an adapter with routes ({@link dev.weir.http.RouteShedders}), before it binds: throws
+   * unless {@code registry} is free for its meters. Another adapter's overflow shedder (every one
+   * has it, named alike) already bound with the same tags means their route keys would collide
+   * too.
+   *
+   * @throws IllegalArgumentException naming {@code meterRegistry}
+   */
+  public static void requireFreeForRoutes(MeterRegistry registry,
+      Iterable<io.micrometer.core.instrument.Tag> extraTags) {
+    if (isBound(registry, dev.weir.http.RouteShedders.OVERFLOW_KEY, extraTags)) {
+      throw new IllegalArgumentException("meterRegistry: it has the meters of another filter or"
+          + " handler with the same tags (" + Tags.of(extraTags) + ") already; give each its own"
+          + " tags with meterRegistry(registry, tags), or stop the other first");
+    }
+  }
+
   /** Whether {@code m} carries {@code shedder=shedderName} and, besides its own, exactly {@code extra}. */
   private static boolean boundAs(io.micrometer.core.instrument.Meter m, String shedderName,
       Tags extra) {

@@ -109,74 +109,63 @@ final class BodyGuard extends HttpServletRequestWrapper {
     }
   }
 
-  /** A read the container makes for the application: counted, released past the timeout. */
-  private void enterContainerRead() {
+  /** A read the container makes for the application: a form's parameters, multipart parts. */
+  private interface ContainerRead<T> {
+    T read() throws IOException, ServletException;
+  }
+
+  /** Runs {@code read} counted as a read, releasing the permit if the timeout has passed. */
+  private <T> T containerRead(ContainerRead<T> read) throws IOException, ServletException {
     synchronized (this) {
       reading++;
     }
     if (late && !ended && permit.release(Outcome.DROPPED)) {
       LOG.fine("request body not read within bodyReadTimeout; permit released as DROPPED");
     }
+    try {
+      return read.read();
+    } finally {
+      exit(0);
+    }
+  }
+
+  /** {@link #containerRead} for the methods that declare no checked exception. */
+  private <T> T parameters(ContainerRead<T> read) {
+    try {
+      return containerRead(read);
+    } catch (IOException | ServletException e) {
+      throw new IllegalStateException(e); // not thrown: the parameter methods declare none
+    }
   }
 
   @Override
   public String getParameter(String name) {
-    enterContainerRead();
-    try {
-      return super.getParameter(name);
-    } finally {
-      exit(0);
-    }
+    return parameters(() -> super.getParameter(name));
   }
 
   @Override
   public Map<String, String[]> getParameterMap() {
-    enterContainerRead();
-    try {
-      return super.getParameterMap();
-    } finally {
-      exit(0);
-    }
+    return parameters(super::getParameterMap);
   }
 
   @Override
   public Enumeration<String> getParameterNames() {
-    enterContainerRead();
-    try {
-      return super.getParameterNames();
-    } finally {
-      exit(0);
-    }
+    return parameters(super::getParameterNames);
   }
 
   @Override
   public String[] getParameterValues(String name) {
-    enterContainerRead();
-    try {
-      return super.getParameterValues(name);
-    } finally {
-      exit(0);
-    }
+    return parameters(() -> super.getParameterValues(name));
   }
 
   @Override
   public Collection<Part> getParts() throws IOException, ServletException {
-    enterContainerRead();
-    try {
-      return super.getParts();
-    } finally {
-      exit(0);
-    }
+    return containerRead(super::getParts);
   }
 
   @Override
   public Part getPart(String name) throws IOException, ServletException {
-    enterContainerRead();
-    try {
-      return super.getPart(name);
-    } finally {
-      exit(0);
-    }
+    return containerRead(() -> super.getPart(name));
   }
 
   @Override

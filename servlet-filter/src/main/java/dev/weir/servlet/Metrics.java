@@ -1,7 +1,6 @@
 package dev.weir.servlet;
 
 import dev.weir.LoadShedder;
-import dev.weir.http.RouteShedders;
 import dev.weir.micrometer.WeirMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -30,21 +29,11 @@ final class Metrics {
         .bindTo((MeterRegistry) registry);
   }
 
-  /**
-   * Throws unless {@code registry} is free for this adapter's meters: another adapter's overflow
-   * shedder (every adapter has one, named alike) already bound with the same tags means their
-   * route keys would collide too.
-   *
-   * @throws IllegalArgumentException naming {@code meterRegistry}
-   */
+  /** @throws IllegalArgumentException naming {@code meterRegistry}, if another adapter uses it
+   *     with the same tags ({@link WeirMetrics#requireFreeForRoutes}) */
   static void checkFree(Object registry, Object tags) {
-    if (WeirMetrics.isBound((MeterRegistry) registry, RouteShedders.OVERFLOW_KEY,
-        tags == null ? Tags.empty() : (Tags) tags)) {
-      throw new IllegalArgumentException("meterRegistry: it has the meters of another filter"
-          + " with the same tags ("
-          + (tags == null ? "none" : tags) + ") already; give each its own tags with"
-          + " meterRegistry(registry, tags), or stop the other first");
-    }
+    WeirMetrics.requireFreeForRoutes((MeterRegistry) registry,
+        tags == null ? Tags.empty() : (Tags) tags);
   }
 
   /** Removes the meters of a retired shedder: those bound with {@code tags}. */
