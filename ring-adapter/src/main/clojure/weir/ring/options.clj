@@ -95,7 +95,7 @@
                    (catch Throwable t
                      ;; Named here: a wrong arity is an IllegalArgumentException too, whose
                      ;; message names no setting.
-                     (bad option f (str "must be a fn of no arguments; calling it threw " t))))]
+                     (bad option f (str "threw when called with no arguments: " t))))]
         (if (instance? type x)
           x
           (bad option x (str "must return a " (.getName type))))))))
