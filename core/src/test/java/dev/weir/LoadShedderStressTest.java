@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
@@ -116,22 +118,12 @@ class LoadShedderStressTest {
     // How much of each path a run exercises depends on the threads' timing: a run on a machine
     // busy with another build admitted 47,449. Each run is verified in full; one that fell short
     // of the coverage below is followed by another, up to three.
-    Run run = null;
-    for (int attempt = 0; attempt < 3; attempt++) {
-      if (run != null) {
-        run.close();
-      }
-      run = new Run(1_000_000, -1, false);
-      run.execute();
-      run.verify();
-      if (run.shedder.snapshot().total(Snapshot.Counter.ADMITTED) > 50_000
-          && run.evicted.sum() > 0 && run.parkedTotal.sum() > 0
-          && run.shedder.snapshot().total(Snapshot.Counter.QUEUE_TIMEOUT) > 0
-          && run.shedder.snapshot().total(Snapshot.Counter.CANCELLED) > 0
-          && run.handedOff.sum() > 0 && run.releasedInline.sum() > 0) {
-        break;
-      }
-    }
+    Run run = runUntilCovered(() -> new Run(1_000_000, -1, false), r ->
+        r.shedder.snapshot().total(Snapshot.Counter.ADMITTED) > 50_000
+            && r.evicted.sum() > 0 && r.parkedTotal.sum() > 0
+            && r.shedder.snapshot().total(Snapshot.Counter.QUEUE_TIMEOUT) > 0
+            && r.shedder.snapshot().total(Snapshot.Counter.CANCELLED) > 0
+            && r.handedOff.sum() > 0 && r.releasedInline.sum() > 0);
     System.out.println("stress: " + run.summary());
     Snapshot s = run.shedder.snapshot();
     // The run must really have exercised every path it claims to test.
@@ -167,18 +159,8 @@ class LoadShedderStressTest {
     // Whether tier 0 gets to queue past the bound depends on the threads' timing (a run on a busy
     // machine once admitted a fifth of the usual and never did): a run that did not is verified
     // like any other, and another follows, up to three.
-    Run run = null;
-    for (int attempt = 0; attempt < 3; attempt++) {
-      if (run != null) {
-        run.close();
-      }
-      run = new Run(400_000, -1, true);
-      run.execute();
-      run.verify();
-      if (run.longestQueue.get() > 2 * LIMIT) {
-        break;
-      }
-    }
+    Run run = runUntilCovered(() -> new Run(400_000, -1, true),
+        r -> r.longestQueue.get() > 2 * LIMIT);
     Snapshot s = run.shedder.snapshot();
     System.out.println("stress with a spared top tier: " + run.summary() + ", longest queue "
         + run.longestQueue.get());
@@ -188,6 +170,27 @@ class LoadShedderStressTest {
     assertTrue(s.total(Snapshot.Counter.SHED) > 0, "the cut never shed: " + run.summary());
     assertTrue(run.evicted.sum() > 0, "no evictions: " + run.summary());
     run.close();
+  }
+
+  /**
+   * Runs what {@code make} builds, verified in full, up to three times until {@code covered}
+   * holds of a run: how much of each path a run exercises depends on the threads' timing.
+   */
+  private static Run runUntilCovered(Supplier<Run> make, Predicate<Run> covered)
+      throws Exception {
+    Run run = null;
+    for (int attempt = 0; attempt < 3; attempt++) {
+      if (run != null) {
+        run.close();
+      }
+      run = make.get();
+      run.execute();
+      run.verify();
+      if (covered.test(run)) {
+        break;
+      }
+    }
+    return run;
   }
 
   /** One stress run: its shedder, its threads and its own accounting of every request. */
