@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -35,7 +36,9 @@ class ContextRestartHttpTest {
 
   @Test
   void aFilterRegisteredAsAnInstanceServesAgainAfterItsContextRestarts() throws Exception {
-    WeirFilter filter = WeirFilter.builder().build();
+    // With a registry: destroy() removes every meter, so init() finds the registry free again.
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    WeirFilter filter = WeirFilter.builder().meterRegistry(registry).build();
     try (TestServer s = TestServer.with(filter)
         .servlet("/hello", servlet((req, res) -> res.getWriter().print("hello"))).start()) {
       for (int restart = 0; restart < 3; restart++) {
@@ -48,6 +51,10 @@ class ContextRestartHttpTest {
         LoadShedder after = filter.shedders().values().iterator().next();
         assertNotSame(before, after);
         assertTrue(before.isClosed(), "the old shedders stay closed");
+        assertEquals(1.0, registry.find("weir.requests").tags("shedder", "GET /hello",
+            "outcome", "admitted").functionCounters().stream()
+            .mapToDouble(io.micrometer.core.instrument.FunctionCounter::count).sum(),
+            "the new shedders' meters, counting from the restart");
       }
     }
   }
