@@ -110,13 +110,7 @@ public final class WeirMetrics implements MeterBinder {
    * from {@code registry}: for a shedder that was retired, so that its meters do not linger.
    */
   public static void remove(MeterRegistry registry, String shedderName) {
-    java.util.List<io.micrometer.core.instrument.Meter> named = new java.util.ArrayList<>();
-    for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
-      if (shedderName.equals(m.getId().getTag("shedder"))) {
-        named.add(m);
-      }
-    }
-    named.forEach(registry::remove);
+    removeWhere(registry, m -> shedderName.equals(m.getId().getTag("shedder")));
   }
 
   /**
@@ -127,13 +121,14 @@ public final class WeirMetrics implements MeterBinder {
   public static void remove(MeterRegistry registry, String shedderName,
       Iterable<io.micrometer.core.instrument.Tag> extraTags) {
     Tags extra = Tags.of(extraTags);
-    java.util.List<io.micrometer.core.instrument.Meter> mine = new java.util.ArrayList<>();
-    for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
-      if (boundAs(m, shedderName, extra)) {
-        mine.add(m);
-      }
-    }
-    mine.forEach(registry::remove);
+    removeWhere(registry, m -> boundAs(m, shedderName, extra));
+  }
+
+  private static void removeWhere(MeterRegistry registry,
+      java.util.function.Predicate<io.micrometer.core.instrument.Meter> which) {
+    // Collected first: the registry's list is not to be changed while it is walked.
+    registry.getMeters().stream().filter(which).collect(java.util.stream.Collectors.toList())
+        .forEach(registry::remove);
   }
 
   /**
@@ -146,12 +141,7 @@ public final class WeirMetrics implements MeterBinder {
   public static boolean isBound(MeterRegistry registry, String shedderName,
       Iterable<io.micrometer.core.instrument.Tag> extraTags) {
     Tags extra = Tags.of(extraTags);
-    for (io.micrometer.core.instrument.Meter m : registry.getMeters()) {
-      if (boundAs(m, shedderName, extra)) {
-        return true;
-      }
-    }
-    return false;
+    return registry.getMeters().stream().anyMatch(m -> boundAs(m, shedderName, extra));
   }
 
   /**
@@ -171,7 +161,10 @@ public final class WeirMetrics implements MeterBinder {
     }
   }
 
-  /** Whether {@code m} carries {@code shedder=shedderName} and, besides its own, exactly {@code extra}. */
+  /**
+   * Whether {@code m} carries {@code shedder=shedderName} and, besides its own tags, exactly
+   * {@code extra}.
+   */
   private static boolean boundAs(io.micrometer.core.instrument.Meter m, String shedderName,
       Tags extra) {
     if (!shedderName.equals(m.getId().getTag("shedder"))) {

@@ -81,20 +81,34 @@ final class BodyGuard extends HttpServletRequestWrapper {
       return;
     }
     late = true;
-    if (reading > 0 && permit.release(Outcome.DROPPED)) {
+    if (reading > 0) {
+      drop();
+    }
+  }
+
+  private void drop() {
+    if (permit.release(Outcome.DROPPED)) {
       LOG.fine("request body not read within bodyReadTimeout; permit released as DROPPED");
     }
   }
 
-  private void enter() throws IOException {
+  /** Counts a read starting; true if it starts past the timeout, its permit then released. */
+  private boolean startRead() {
     // Counted, then late read; expired() writes late, then reads the count (all volatile): one of
     // the two sees the other's write, so a read starting as the timeout fires is not missed.
     synchronized (this) {
       reading++;
     }
     if (late && !ended) {
+      drop();
+      return true;
+    }
+    return false;
+  }
+
+  private void enter() throws IOException {
+    if (startRead()) {
       exit(0); // not reading after all
-      permit.release(Outcome.DROPPED);
       throw new IOException("request body not read within Weir's bodyReadTimeout");
     }
   }
@@ -114,14 +128,9 @@ final class BodyGuard extends HttpServletRequestWrapper {
     T read() throws IOException, ServletException;
   }
 
-  /** Runs {@code read} counted as a read, releasing the permit if the timeout has passed. */
+  /** Runs {@code read} counted as a read, never refused: past the timeout it runs unlimited. */
   private <T> T containerRead(ContainerRead<T> read) throws IOException, ServletException {
-    synchronized (this) {
-      reading++;
-    }
-    if (late && !ended && permit.release(Outcome.DROPPED)) {
-      LOG.fine("request body not read within bodyReadTimeout; permit released as DROPPED");
-    }
+    startRead();
     try {
       return read.read();
     } finally {
