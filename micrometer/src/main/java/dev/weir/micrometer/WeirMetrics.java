@@ -6,6 +6,7 @@ import dev.weir.Snapshot;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -120,8 +121,27 @@ public final class WeirMetrics implements MeterBinder {
    */
   public static void remove(MeterRegistry registry, String shedderName,
       Iterable<io.micrometer.core.instrument.Tag> extraTags) {
-    Tags extra = Tags.of(extraTags);
-    removeWhere(registry, m -> boundAs(m, shedderName, extra));
+    // By the ids the meters were registered with: the registry's filters (its common tags, say)
+    // may have added tags of their own, which the meters it holds carry and the binding's lack.
+    Tags tags = Tags.of("shedder", shedderName).and(extraTags);
+    for (String gauge : GAUGES) {
+      registry.removeByPreFilterId(id(gauge, tags, Meter.Type.GAUGE));
+    }
+    for (int tier = 0; tier < Priority.TIERS; tier++) {
+      Tags tierTags = tags.and("tier", Integer.toString(tier));
+      for (Snapshot.Counter c : Snapshot.Counter.values()) {
+        registry.removeByPreFilterId(id("weir.requests",
+            tierTags.and("outcome", c.name().toLowerCase(Locale.ROOT)), Meter.Type.COUNTER));
+      }
+      registry.removeByPreFilterId(id("weir.queue.wait", tierTags, Meter.Type.TIMER));
+    }
+  }
+
+  private static final String[] GAUGES = {"weir.limit", "weir.inflight", "weir.queued",
+      "weir.rejection.ratio", "weir.cutoff", "weir.overloaded"};
+
+  private static Meter.Id id(String name, Tags tags, Meter.Type type) {
+    return new Meter.Id(name, tags, null, null, type);
   }
 
   private static void removeWhere(MeterRegistry registry,
@@ -141,7 +161,27 @@ public final class WeirMetrics implements MeterBinder {
   public static boolean isBound(MeterRegistry registry, String shedderName,
       Iterable<io.micrometer.core.instrument.Tag> extraTags) {
     Tags extra = Tags.of(extraTags);
-    return registry.getMeters().stream().anyMatch(m -> boundAs(m, shedderName, extra));
+    if (registry.getMeters().stream().anyMatch(m -> boundAs(m, shedderName, extra))) {
+      return true;
+    }
+    // The registry's filters may have added tags (common tags) to the meters it holds, so their
+    // tags alone do not tell. Registering weir.limit as bindTo does returns the meter there
+    // already, if any; one made anew for this question is removed at once.
+    java.util.List<Meter> before = registry.getMeters();
+    Meter probe;
+    try {
+      probe = Gauge.builder("weir.limit", () -> Double.NaN)
+          .tags(Tags.of("shedder", shedderName).and(extra)).register(registry);
+    } catch (RuntimeException e) {
+      return false; // a registry that refuses the meter (a filter throws) holds none of them
+    }
+    if (before.stream().anyMatch(m -> m == probe)) {
+      return true;
+    }
+    if (registry.getMeters().stream().anyMatch(m -> m == probe)) {
+      registry.remove(probe);
+    }
+    return false;
   }
 
   /**

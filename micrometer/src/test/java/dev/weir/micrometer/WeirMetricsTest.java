@@ -218,6 +218,34 @@ class WeirMetricsTest {
   }
 
   @Test
+  void removalFindsTheMetersUnderTheRegistrysCommonTags() {
+    // Common tags (Spring Boot's management.metrics.tags.*) are on every meter the registry
+    // holds; they are not tags the binding was given, and must not hide its meters.
+    registry.config().commonTags("application", "shop");
+    new WeirMetrics(shedder).bindTo(registry);
+    assertTrue(WeirMetrics.isBound(registry, "api", Tags.empty()));
+    WeirMetrics.remove(registry, "api", Tags.empty());
+    assertEquals(0, registry.getMeters().size(), "the meters linger after removal");
+    assertFalse(WeirMetrics.isBound(registry, "api", Tags.empty()));
+
+    // Bound again (a restarted filter) with a new shedder: its meters, not the old one's.
+    LoadShedder restarted = LoadShedder.builder().name("api").timer(time)
+        .limit(() -> Limits.fixed(9)).rejector(Rejectors::none).build();
+    new WeirMetrics(restarted).bindTo(registry);
+    assertEquals(9, gauge("weir.limit"));
+
+    LoadShedder twin = LoadShedder.builder().name("api").timer(time).limit(() -> Limits.fixed(7))
+        .rejector(Rejectors::none).build();
+    new WeirMetrics(twin, Tags.of("app", "two")).bindTo(registry);
+    assertTrue(WeirMetrics.isBound(registry, "api", Tags.of("app", "two")));
+    assertFalse(WeirMetrics.isBound(registry, "api", Tags.of("app", "one")));
+    int each = registry.getMeters().size() / 2;
+    WeirMetrics.remove(registry, "api", Tags.of("app", "two"));
+    assertEquals(each, registry.getMeters().size(), "the untagged binding's meters stay");
+    assertEquals(9, registry.get("weir.limit").tags("shedder", "api").gauge().value());
+  }
+
+  @Test
   void aNullShedderIsRefused() {
     assertThrows(IllegalArgumentException.class, () -> new WeirMetrics(null));
   }
