@@ -35,6 +35,9 @@ import java.util.concurrent.TimeUnit;
  */
 public final class WeirMetrics implements MeterBinder {
   /** The tags every meter carries already: the shedder, and the tier and outcome of some. */
+  /** The gauges {@link #bindTo} registers, by name: {@link #remove} finds them by their ids. */
+  private static final String[] GAUGES = {"weir.limit", "weir.inflight", "weir.queued",
+      "weir.rejection.ratio", "weir.cutoff", "weir.overloaded"};
   private static final java.util.Set<String> OWN_TAGS = java.util.Set.of("shedder", "tier", "outcome");
 
   private final LoadShedder shedder;
@@ -137,15 +140,12 @@ public final class WeirMetrics implements MeterBinder {
     }
   }
 
-  private static final String[] GAUGES = {"weir.limit", "weir.inflight", "weir.queued",
-      "weir.rejection.ratio", "weir.cutoff", "weir.overloaded"};
-
   private static Meter.Id id(String name, Tags tags, Meter.Type type) {
     return new Meter.Id(name, tags, null, null, type);
   }
 
   private static void removeWhere(MeterRegistry registry,
-      java.util.function.Predicate<io.micrometer.core.instrument.Meter> which) {
+      java.util.function.Predicate<Meter> which) {
     // Collected first: the registry's list is not to be changed while it is walked.
     registry.getMeters().stream().filter(which).collect(java.util.stream.Collectors.toList())
         .forEach(registry::remove);
@@ -205,7 +205,7 @@ public final class WeirMetrics implements MeterBinder {
    * Whether {@code m} carries {@code shedder=shedderName} and, besides its own tags, exactly
    * {@code extra}.
    */
-  private static boolean boundAs(io.micrometer.core.instrument.Meter m, String shedderName,
+  private static boolean boundAs(Meter m, String shedderName,
       Tags extra) {
     if (!shedderName.equals(m.getId().getTag("shedder"))) {
       return false;
