@@ -20,7 +20,8 @@ public final class Args {
   /**
    * Parses {@code args}, accepting only the {@code known} option names (without dashes). An option
    * followed by another option, or by nothing, is a flag; so a value that starts with {@code --}
-   * can only be given as {@code --name=--value}, which the usage of such options says.
+   * can only be given as {@code --name=--value}, which the usage of such options says. An option
+   * given twice is an error.
    */
   public static Args parse(String[] args, String... known) {
     List<String> names = Arrays.asList(known);
@@ -49,6 +50,9 @@ public final class Args {
             : "";
         throw new IllegalArgumentException("unknown option --" + name + hint + "; options are --"
             + String.join(", --", names));
+      }
+      if (values.containsKey(name)) {
+        throw new IllegalArgumentException("--" + name + " is given twice; give it once");
       }
       values.put(name, value);
     }

@@ -72,6 +72,9 @@ class TierMixAndArgsTest {
         () -> Args.parse(new String[] {"--loads", "NaN"}, "loads").doubles("loads", null, 0, 9));
     assertMessage("takes no value",
         () -> Args.parse(new String[] {"--help", "me"}, "help").flag("help"));
+    // Given twice, the first would be ignored without a word.
+    assertMessage("--seconds is given twice",
+        () -> Args.parse(new String[] {"--seconds", "5", "--seconds=9"}, "seconds"));
   }
 
   @Test
