@@ -381,7 +381,8 @@ public final class PriorityHeaders {
 
     /**
      * Requests from {@code caller} (the caller header's value, trimmed) get {@code tier} when
-     * they give none. A caller name holds no comma, which would read as a repeated header.
+     * they give none. A caller name holds no comma, which would read as a repeated header, and is
+     * at most {@link #maxHeaderLength} characters, checked by {@link #build()}.
      */
     public Builder callerTier(String caller, int tier) {
       Check.notBlank("callerTier", caller);
@@ -421,7 +422,21 @@ public final class PriorityHeaders {
       return this;
     }
 
+    /**
+     * Builds the settings.
+     *
+     * @throws IllegalArgumentException naming {@code callerTier}, for a caller longer than {@code
+     *     maxHeaderLength}: its header would be ignored, so the entry could never apply
+     */
     public PriorityHeaders build() {
+      for (String caller : callerTiers.keySet()) {
+        if (caller.length() > maxHeaderLength) {
+          throw new IllegalArgumentException("callerTier: caller '"
+              + (caller.length() <= 64 ? caller : caller.substring(0, 64) + "...") + "' ("
+              + caller.length() + " characters) is longer than maxHeaderLength ("
+              + maxHeaderLength + "), so its header would be ignored");
+        }
+      }
       return new PriorityHeaders(this);
     }
 

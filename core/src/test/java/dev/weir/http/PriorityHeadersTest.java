@@ -167,4 +167,24 @@ class PriorityHeadersTest {
         "a second or more is rounded down to whole seconds");
     assertEquals(0, a.retryAfter(java.time.Duration.ZERO).build().retryAfterSeconds());
   }
+  /**
+   * A caller header longer than {@code maxHeaderLength} is ignored, so a caller-to-tier entry
+   * longer than that could never apply: accepted, it would silently leave that caller's requests
+   * at the default tier. The clash is refused when the settings are built, naming callerTier.
+   */
+  @Test
+  void aCallerLongerThanTheLongestHeaderReadIsRefusedAtBuild() {
+    for (PriorityHeaders.Builder b : new PriorityHeaders.Builder[] {
+        PriorityHeaders.builder().callerTier("c".repeat(300), 0),
+        PriorityHeaders.builder().callerTier("checkout", 0).maxHeaderLength(4),
+        PriorityHeaders.builder().maxHeaderLength(4).callerTier("checkout", 0)}) {
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class, b::build);
+      assertTrue(e.getMessage().startsWith("callerTier"), e.getMessage());
+      assertTrue(e.getMessage().contains("maxHeaderLength"), e.getMessage());
+    }
+    // At the bound it is read, and applies.
+    PriorityHeaders p = PriorityHeaders.builder().callerTier("abcd", 0).maxHeaderLength(4).build();
+    assertEquals(0, Priority.tier(p.priority(Map.of("x-weir-caller", "abcd"),
+        ContractCasesTest.MAP)));
+  }
 }
