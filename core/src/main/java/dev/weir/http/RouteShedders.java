@@ -61,7 +61,8 @@ public final class RouteShedders<R> {
    * Builds the overflow shedder at once, and starts the sweep.
    *
    * @param template validated (see {@link LoadShedder.Builder#validate()}); copied per route
-   * @param routeKey a request's route key; null, blank or a throw means the overflow shedder
+   * @param routeKey a request's route key; null, blank, {@link #OVERFLOW_KEY} or a throw means
+   *     the overflow shedder
    * @param maxShedders route shedders at most, besides the overflow shedder
    * @param idleNanos how long a route sees no request before its slot ages out
    * @param onCreate called with each shedder built (meters, say); may be null. What it throws is
@@ -118,8 +119,10 @@ public final class RouteShedders<R> {
     if (r != null) {
       return r.shedder; // only a key that is not blank gets a slot: no need to look again
     }
-    if (key.isBlank()) {
-      return overflow(); // a blank key could not name a shedder
+    if (key.isBlank() || key.equals(OVERFLOW_KEY)) {
+      // A blank key could not name a shedder; the overflow shedder's name names it, not a second
+      // shedder of that name, whose meters and status entry would be taken for its.
+      return overflow();
     }
     if (created.get() >= maxShedders) {
       return overflow();

@@ -201,4 +201,22 @@ class RouteSheddersTest {
     assertTrue(r.forRequest("c").isClosed(), "a route created after close() is closed");
     assertEquals(Set.of(), meters, "and its meters are gone too");
   }
+  /**
+   * A route key spelled like the overflow shedder's name must not make a second shedder of that
+   * name: its meters would be the overflow shedder's (a registry keeps the first of two alike),
+   * {@link RouteShedders#view()} would show one of the two under that key, and its retirement
+   * would remove the overflow shedder's meters while the overflow shedder still serves.
+   */
+  @Test
+  void aRouteKeySpelledLikeTheOverflowShedderIsTheOverflowShedder() {
+    RouteShedders<String> r = metered(name -> { });
+    LoadShedder overflow = r.forRequest(null);
+    assertEquals(RouteShedders.OVERFLOW_KEY, overflow.name());
+    assertSame(overflow, r.forRequest(RouteShedders.OVERFLOW_KEY));
+    retire(r);
+    assertTrue(meters.contains(RouteShedders.OVERFLOW_KEY), "the overflow shedder's meters stay");
+    assertFalse(overflow.isClosed());
+    assertSame(overflow, r.view().get(RouteShedders.OVERFLOW_KEY));
+    r.close();
+  }
 }

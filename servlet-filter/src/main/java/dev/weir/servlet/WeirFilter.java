@@ -461,8 +461,8 @@ public final class WeirFilter implements Filter {
      * OTHER} for any other) and the pattern of the servlet mapping that matched, for example
      * {@code "GET /orders/*"} ({@link RouteKeys}): a vocabulary no client can extend. A custom
      * function must return few distinct keys; past {@code maxShedders} keys, requests share one
-     * overflow shedder. A function that throws or returns null or a blank key sends the request
-     * to the overflow shedder.
+     * overflow shedder. A function that throws or returns null, a blank key or {@link
+     * #OVERFLOW_ROUTE} sends the request to the overflow shedder.
      */
     public Builder routeKey(Function<? super HttpServletRequest, String> routeKey) {
       this.routeKey = Objects.requireNonNull(routeKey, "routeKey");
