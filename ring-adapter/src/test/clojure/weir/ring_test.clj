@@ -573,6 +573,9 @@
                         (wr/header-priority-fn {:caller-tiers {"checkout" 9}})))
   (is (thrown-with-msg? IllegalArgumentException #":max-header-length"
                         (wr/header-priority-fn {:max-header-length 0})))
+  (is (thrown-with-msg? IllegalArgumentException #":caller-tiers.*:max-header-length"
+                        (wr/header-priority-fn {:caller-tiers {"checkout" 0} :max-header-length 4}))
+      "a caller longer than the longest header read could never match")
   (doseq [[option opts] [[":default-tier" {:default-tier 4294967297}]
                          [":max-header-length" {:max-header-length 4294967297}]
                          [":caller-tiers" {:caller-tiers {"checkout" 4294967297}}]]]

@@ -75,6 +75,12 @@
                (throw (ClassCastException.)))))
     (when (some? baggage?)
       (setting :baggage? baggage? #(.readBaggage b (boolean (if (boolean? baggage?) baggage? (throw (ClassCastException.)))))))
+    (let [longest (or max-header-length PriorityHeaders/DEFAULT_MAX_HEADER_LENGTH)]
+      (when (some #(> (count (key %)) longest) caller-tiers)
+        (bad :caller-tiers caller-tiers
+             (IllegalArgumentException.
+              (str "has a caller longer than :max-header-length (" longest
+                   "), whose header is never read")))))
     (.build b)))
 
 (defn header-priority-fn
