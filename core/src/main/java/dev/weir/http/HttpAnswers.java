@@ -182,7 +182,7 @@ public final class HttpAnswers {
 
     /** The body format. Default {@link RejectionFormat#TEXT}. */
     public Builder format(RejectionFormat format) {
-      this.format = Check.notNull("rejectionFormat", format);
+      this.format = Check.notNull("format", format);
       return this;
     }
 

@@ -212,7 +212,10 @@ public final class WeirHandler extends Handler.Wrapper {
   /**
    * Settings for a {@link WeirHandler}. Every setting has a default; an invalid value throws
    * {@link IllegalArgumentException} (or {@link NullPointerException} for null) naming the
-   * setting, from the setter or from {@link #build()}, never later. Not thread-safe.
+   * setting, from the setter or from {@link #build()}; when the handler starts, only what a
+   * builder cannot see: a {@code meterRegistry} with another handler's meters under the same
+   * tags, or a shedder template whose factories fail on a later call. Never on a request. Not
+   * thread-safe.
    */
   public static final class Builder {
     /** Default bound on the number of per-route shedders, 64. */

@@ -388,8 +388,9 @@ public final class WeirFilter implements Filter {
 
   /**
    * Settings for a programmatic {@link WeirFilter}. Every setting has a default; invalid values
-   * throw {@link IllegalArgumentException} naming the setting, from the setter or from {@link
-   * #build()}, never later: a filter that builds serves every request.
+   * throw {@link IllegalArgumentException} (or {@link NullPointerException} for null) naming the
+   * setting, from the setter or from {@link #build()}, never later: a filter that builds serves
+   * every request.
    */
   public static final class Builder {
     /** Default bound on the number of per-route shedders, 64. */

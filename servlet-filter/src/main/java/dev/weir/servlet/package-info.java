@@ -10,8 +10,9 @@
  * dev.weir.servlet.PriorityPropagation} with {@link dev.weir.servlet.JettyPriorityPropagation}
  * (carry a request's priority onto the calls it makes). Everything else is package-private:
  * {@code RouteKeys} (the route of a servlet request, for core's {@code dev.weir.http.RouteShedders}:
- * one shedder per route, from a bounded vocabulary of keys), {@code Exchange} (one request's way through the shedder), and, in bounded-response-time
- * mode only, {@code BoundedRun}, {@code BufferedResponse}, {@code CappedBuffer} and {@code
- * BodyGuard}.
+ * one shedder per route, from a bounded vocabulary of keys), {@code Exchange} (one request's way
+ * through the shedder), {@code BodyGuard} (the bound on reading an admitted request's body) and,
+ * in bounded-response-time mode only, {@code BoundedRun}, {@code BufferedResponse} and {@code
+ * CappedBuffer}.
  */
 package dev.weir.servlet;
