@@ -12,8 +12,10 @@ import jakarta.servlet.ServletException;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * The filter's init-params. All are optional; an unknown {@code weir.*} name or an invalid value
@@ -156,6 +158,7 @@ public final class InitParams {
       case "weir.tierHeader": r.tierHeader(v); break;
       case "weir.callerHeader": r.callerHeader(v); break;
       case "weir.callerTiers":
+        Set<String> callers = new HashSet<>();
         for (String entry : v.split(",")) {
           if (entry.isBlank()) {
             continue;
@@ -164,7 +167,11 @@ public final class InitParams {
           if (eq < 0) {
             throw new IllegalArgumentException("expected service=tier, was '" + entry.trim() + "'");
           }
-          r.callerTier(entry.substring(0, eq).trim(), integer(entry.substring(eq + 1).trim()));
+          String caller = entry.substring(0, eq).trim();
+          if (!callers.add(caller)) { // two tiers for one caller: one of them is a mistake
+            throw new IllegalArgumentException("caller '" + caller + "' is given twice");
+          }
+          r.callerTier(caller, integer(entry.substring(eq + 1).trim()));
         }
         break;
       case "weir.userKeyHeader": r.userKeyHeader(v); break;

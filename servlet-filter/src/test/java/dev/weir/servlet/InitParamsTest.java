@@ -99,6 +99,7 @@ class InitParamsTest {
         {"weir.tierHeader", "bad header"},
         {"weir.callerTiers", "checkout"},
         {"weir.callerTiers", "checkout=9"},
+        {"weir.callerTiers", "checkout=0, checkout=5"},
         {"weir.cohortRotation", "10ms"},
         {"weir.maxHeaderLength", "-5"},
         {"weir.maxBufferedBytes", "-1"},
