@@ -25,6 +25,10 @@ import dev.weir.Timer;
  */
 public final class Simulation {
   private static final long SAMPLE_NANOS = 100_000_000L;
+  /** How often a gap between arrivals looks for a change of the offered rate. */
+  private static final long RATE_CHECK_NANOS = 1_000_000L;
+  /** How often a zero rate is looked at again. */
+  private static final long ZERO_RATE_POLL_NANOS = 10_000_000L;
   /** Mixed into the seed for the stream of work that a {@link ServiceModel} draws per arrival. */
   private static final long WORK_STREAM = 0x5DEECE66DL;
 
@@ -101,13 +105,36 @@ public final class Simulation {
     return nanos / 1e9;
   }
 
+  /**
+   * The next arrival after {@code now}, of a Poisson process whose rate may change over time. A
+   * gap is drawn at the rate of its start; if the rate changes before the gap ends (looked at
+   * every {@link #RATE_CHECK_NANOS}), nothing arrived at the old rate up to the change, and the
+   * process, memoryless, draws afresh there at the new rate. So a burst starts when the rate
+   * rises, not one gap at the old rate later. A constant rate draws exactly as before.
+   */
   private long nextArrival(long now) {
-    double rate = scenario.arrivalsPerSecond.applyAsDouble(seconds(now));
-    if (rate <= 0) {
-      return now + 10_000_000L;
+    long t = now;
+    while (t < endNanos) {
+      double rate = scenario.arrivalsPerSecond.applyAsDouble(seconds(t));
+      if (rate <= 0) {
+        t += ZERO_RATE_POLL_NANOS;
+        continue;
+      }
+      double gap = -Math.log(1 - random.nextDouble()) / rate;
+      long next = t + Math.max(1, (long) (gap * 1e9));
+      long change = -1;
+      for (long c = t + RATE_CHECK_NANOS; c < next && c < endNanos; c += RATE_CHECK_NANOS) {
+        if (scenario.arrivalsPerSecond.applyAsDouble(seconds(c)) != rate) {
+          change = c;
+          break;
+        }
+      }
+      if (change < 0) {
+        return next;
+      }
+      t = change;
     }
-    double gap = -Math.log(1 - random.nextDouble()) / rate;
-    return now + Math.max(1, (long) (gap * 1e9));
+    return t;
   }
 
   private void arrive() {
