@@ -97,6 +97,29 @@ class CorpusTest {
   }
 
   @Test
+  void theOracleIsTheMostGoodputAndWithinAThousandthOfItTheLowestTopTierP99() {
+    // cpu-07: run by run, each within a thousandth of the best before it, the sweep drifted to
+    // 595.63/s where a limit had 596.25/s. cpu-04: it kept a run whose top-tier P99 was higher
+    // than that of a run within a thousandth of the most.
+    for (Corpus.Case c : List.of(Corpus.family("cpu").get(7), Corpus.family("cpu").get(4))) {
+      Oracle.Sweep s = Oracle.sweep(c);
+      double best = s.bestReport.goodput(-1);
+      double bestP99 = s.bestReport.latencyQuantileNanos(c.topTier(), 0.99) / 1e6;
+      double most = Math.max(best, s.goodput.values().stream().mapToDouble(g -> g).max()
+          .orElseThrow());
+      assertTrue(best >= 0.999 * most, c + ": the oracle " + best + "/s, a limit " + most + "/s");
+      for (Map.Entry<Integer, Double> e : s.goodput.entrySet()) {
+        if (e.getValue() >= 0.999 * most) {
+          assertTrue(s.topP99Ms.get(e.getKey()) >= bestP99, c + ": limit " + e.getKey() + " had "
+              + e.getValue() + "/s and a top-tier P99 of " + s.topP99Ms.get(e.getKey())
+              + " ms, the oracle (limit " + s.best + ", cut " + s.headroom + ") " + best
+              + "/s and " + bestP99 + " ms");
+        }
+      }
+    }
+  }
+
+  @Test
   void theIdealCutShedsExactlyTheLowestPrioritiesOverCapacity() {
     Scenario two = Corpus.family("pool-lognormal").get(0).scenario.toBuilder()
         .tierMix(Corpus.TWO_TIERS).build();
