@@ -120,6 +120,19 @@ class CorpusTest {
   }
 
   @Test
+  void aServiceOverloadedAtItsStartIsNotLowLoad() {
+    // busy-start-01: 0.8x of its full-speed capacity, but at a tenth of its speed for the first
+    // 2 s: 8x what it can serve then. Goal 5 asks a low-load scenario to shed nothing from the
+    // start, "where no guard should shed"; here even the clairvoyant oracle must.
+    Corpus.Case c = Corpus.family("busy-start").get(1);
+    assertTrue(c.scenario.description().contains("speed x0.10 from 0 to 2 s; 0.8x"), c.toString());
+    assertTrue(c.peakUtilisation() > 5, "peak " + c.peakUtilisation());
+    assertFalse(c.lowLoad(), c.toString());
+    // A steady service at 0.8x is low load from its start to the window's end.
+    assertTrue(Corpus.family("cpu").get(17).lowLoad());
+  }
+
+  @Test
   void theIdealCutShedsExactlyTheLowestPrioritiesOverCapacity() {
     Scenario two = Corpus.family("pool-lognormal").get(0).scenario.toBuilder()
         .tierMix(Corpus.TWO_TIERS).build();
