@@ -32,8 +32,8 @@ import java.util.TreeMap;
  *
  * <p>Its weaknesses: the cut is computed from averages, not from the arrivals that occurred, so
  * Poisson bursts are left to the limit and the queue; the limit is fixed over the whole run, so on a
- * capacity change it is a compromise a well-adapting guard can beat; the sweep is coarse (ten to
- * fourteen runs), so the true best fixed limit may be a little better; it maximises goodput alone,
+ * capacity change it is a compromise a well-adapting guard can beat; the sweep is coarse (3 to
+ * 14 runs), so the true best fixed limit may be a little better; it maximises goodput alone,
  * not top-tier latency, and may pick a limit with a long queue inside the service; and on one seed,
  * so a guard can beat it by luck of the draw.
  */

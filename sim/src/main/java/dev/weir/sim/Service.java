@@ -18,7 +18,10 @@ interface Service {
   /** A request was rejected: charges whatever a rejection costs the service. */
   void rejected();
 
-  /** Requests inside the service: running or waiting in it. */
+  /**
+   * Requests inside the service: running or waiting in it; on a CPU stage, also the rejections
+   * still being written.
+   */
   int inService();
 
   /** A request's work: up to two stages, in seconds at full speed, and what runs when it ends. */
