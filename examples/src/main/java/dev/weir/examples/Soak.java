@@ -369,8 +369,9 @@ public final class Soak {
   /** Each route's admitted and released permits, inflight and queued, read in one pass. */
   private static Map<String, Route> routes(WeirFilter filter) {
     Map<String, Route> routes = new LinkedHashMap<>();
-    filter.snapshots().forEach((key, snap) -> {
-      LoadShedder s = filter.shedders().get(key);
+    // One map read: a route that retires between two reads of the filter's maps is not half seen.
+    filter.shedders().forEach((key, s) -> {
+      Snapshot snap = s.snapshot();
       long released = snap.total(Snapshot.Counter.SUCCEEDED)
           + snap.total(Snapshot.Counter.FAILED) + snap.total(Snapshot.Counter.DROPPED);
       routes.put(key, new Route(snap.total(Snapshot.Counter.ADMITTED), released,
