@@ -19,7 +19,8 @@ import java.util.function.Supplier;
  * a bucketed priority queue, at most its queue timeout: tiers strictly in order, arrival order
  * within a tier. A full queue evicts its least important request for a more important one; while
  * overloaded the queue is full at a limit and a half's worth (two limits' worth while the cut
- * spares the most important tier arriving). The thread that releases a permit admits the next
+ * spares the most important tier arriving; that tier, while it fits, may queue up to what the
+ * permits admit in a queue timeout). The thread that releases a permit admits the next
  * waiting request; there is no dispatcher thread. The admitted request runs and {@linkplain
  * Permit#release releases} its permit with its outcome; its latency is the {@link Limit}'s sample.
  *

@@ -19,8 +19,8 @@ import java.util.Arrays;
  * <p><b>Ratio.</b> While shedding, a PI controller in velocity form turns the queue's dynamics into
  * a rejection ratio, from three terms:
  * <ul>
- *   <li>The proportional term follows the excess inflow (requests enqueued minus requests admitted
- *       from the queue).
+ *   <li>The proportional term follows the excess inflow (requests enqueued minus requests that left
+ *       the queue: admitted, timed out, or withdrawn by their callers).
  *   <li>The integral term follows the backlog above a target, counted up to the queue's bound
  *       while overloaded (beyond it the shedder evicts). Both come from the shedder's overload
  *       policy ({@link #update(ControlWindow, double, int)}); used alone, the target is a limit
@@ -46,8 +46,8 @@ import java.util.Arrays;
  * priority), so at most {@code ratio} is shed. Because cohorts order the levels within a tier,
  * services that share the cohort scheme shed the same users.
  *
- * <p>The cut never enters the most important tier arriving while a less important one arrives
- * too (each from 1% of recent traffic): the ratio is held at the less important tiers' share.
+ * <p>The cut never enters the most important tier arriving (from 1% of recent traffic) while
+ * less important ones arrive too (together from 1%): the ratio is held at the less important tiers' share.
  * That tier's own excess, if it has one, is the queue's to turn away: its bound answers at once.
  * A PI ratio overshoots whenever a backlog drains by itself (a cold start, a burst), and past
  * that share the overshoot would turn away the very traffic the shedder exists to serve. With one

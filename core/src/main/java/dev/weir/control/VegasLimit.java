@@ -40,8 +40,9 @@ import java.time.Duration;
  *   <li><b>Baseline drift.</b> The baseline is the lowest smoothed median in a sliding horizon, so it
  *       cannot creep up with latency while the service is loaded; every 32 updates one window runs at
  *       0.8 of the limit, whose median is a fresh baseline candidate from below the operating point.
- *       The baseline rises only on evidence that the service itself got slower: the limit was cut by
- *       a fifth and latency did not fall with it, as it would have had it been queueing.
+ *       Within the horizon the baseline rises only on evidence that the service itself got slower:
+ *       the limit was cut by a fifth and latency did not fall with it, as it would have had it
+ *       been queueing.
  *   <li><b>Noise read as queueing.</b> The baseline is the lowest of many noisy medians, so it
  *       reads low by about one and a half of their standard errors: on a heavy-tailed service
  *       (lognormal sigma 1) more than the target's slack, and the limit would sit below the
