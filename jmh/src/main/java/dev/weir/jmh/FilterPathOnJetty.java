@@ -1,11 +1,14 @@
 package dev.weir.jmh;
 
+import dev.weir.LoadShedder;
+import dev.weir.servlet.WeirFilter;
 import jakarta.servlet.Filter;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -41,6 +44,14 @@ import org.openjdk.jmh.annotations.Warmup;
  * evicts the L1 data cache of the machine this was written on (32 KB), 512 half its L2 (1 MB).
  * The writes cost the same in every benchmark, so compare each with {@code none} at the same N;
  * what remains is the filter's own cost plus the misses its footprint takes.
+ *
+ * <p><b>The sampling rate.</b> Weir reads the clock for one immediate admission in 2^k, k set by
+ * each control tick from the last interval's admissions (about 256 samples an interval): in this
+ * loop, at millions of operations a second, {@code weir} reads it for about one request in 2,048
+ * (one in 512 at {@code evictKb=48}), where Netflix's filter reads it twice on every request. A
+ * route below 5,120 admissions a second, like the overload demo's, samples every request: that is
+ * {@code weirEverySampled}, whose shedder never ticks, so its sampling stays at every admission.
+ * Compare the two before calling the clock reads Netflix's cost alone.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -132,6 +143,35 @@ public class FilterPathOnJetty {
 
   @Benchmark
   public int weir(Evict e, FilterPathBenchmark.WeirState s, Live live)
+      throws IOException, ServletException {
+    e.evict();
+    return filter(s.filter, live.plain);
+  }
+
+  /**
+   * {@code new WeirFilter()}'s settings, but a control interval longer than any run: no tick sets
+   * the sampling rate from this loop's admissions, so every request is timed, as on a route below
+   * 5,120 admissions a second. See "The sampling rate".
+   */
+  @State(Scope.Benchmark)
+  public static class WeirEverySampledState {
+    WeirFilter filter;
+
+    @Setup
+    public void setup() {
+      filter = WeirFilter.builder()
+          .shedder(LoadShedder.builder().controlInterval(Duration.ofDays(1))).build();
+    }
+
+    @TearDown
+    public void tearDown() {
+      filter.destroy();
+    }
+  }
+
+  /** {@code weir} with every admission's latency sampled: two clock reads a request. */
+  @Benchmark
+  public int weirEverySampled(Evict e, WeirEverySampledState s, Live live)
       throws IOException, ServletException {
     e.evict();
     return filter(s.filter, live.plain);

@@ -94,6 +94,20 @@ class BenchmarksSmokeTest {
       assertEquals(0, route.inflight(), "every permit released");
       assertEquals(2 * N, route.count(Counter.SUCCEEDED, 3), "no header: the default tier");
       assertEquals(2 * N, route.count(Counter.SUCCEEDED, 1), "X-Weir-Tier: 1:42");
+      FilterPathOnJetty.WeirEverySampledState sampled = new FilterPathOnJetty.WeirEverySampledState();
+      sampled.setup();
+      try {
+        FilterPathOnJetty.Evict evict = new FilterPathOnJetty.Evict();
+        evict.setup();
+        for (int i = 0; i < N; i++) {
+          assertEquals(200, b.weirEverySampled(evict, sampled, live));
+        }
+        dev.weir.LoadShedder r = sampled.filter.shedders().get("GET /hello");
+        assertEquals(0, r.inflight(), "every permit released");
+        assertEquals(N, r.count(Counter.SUCCEEDED, 3));
+      } finally {
+        sampled.tearDown();
+      }
     } finally {
       weir.tearDown();
       live.tearDown();
