@@ -124,18 +124,18 @@ public final class Oracle {
     // The best of every run so far, judged afresh: comparing each run with the best before it
     // alone drifts (a run within a thousandth and faster replaces it, then another within a
     // thousandth of that one), and can miss a faster run within a thousandth of the most.
-    double most = s.runs.stream().mapToDouble(x -> x.report.goodput(-1)).max().orElseThrow();
+    double most = s.runs.stream().mapToDouble(x -> x.report().goodput(-1)).max().orElseThrow();
     Run best = null;
     for (Run x : s.runs) {
-      if (x.report.goodput(-1) >= most * 0.999
-          && (best == null || topP99(x.report, top) < topP99(best.report, top))) {
+      if (x.report().goodput(-1) >= most * 0.999
+          && (best == null || topP99(x.report(), top) < topP99(best.report(), top))) {
         best = x;
       }
     }
-    s.best = best.limit;
-    s.headroom = best.headroom;
-    s.bestReport = best.report;
-    s.bestStart = best.start;
+    s.best = best.limit();
+    s.headroom = best.headroom();
+    s.bestReport = best.report();
+    s.bestStart = best.start();
   }
 
   /** The top tier's P99 in nanoseconds; with none of it answered OK, no P99 at all (infinite). */
@@ -144,19 +144,7 @@ public final class Oracle {
   }
 
   /** One run of the sweep: a limit, a cut, and what it got. */
-  private static final class Run {
-    final int limit;
-    final double headroom;
-    final Report report;
-    final Report start;
-
-    Run(int limit, double headroom, Report report, Report start) {
-      this.limit = limit;
-      this.headroom = headroom;
-      this.report = report;
-      this.start = start;
-    }
-  }
+  private record Run(int limit, double headroom, Report report, Report start) {}
 
   /** A fixed limit of {@code limit} behind the ideal cut of {@code c}, on {@code timer}. */
   public static LoadShedder shedder(Timer timer, Corpus.Case c, int limit, double headroom) {
