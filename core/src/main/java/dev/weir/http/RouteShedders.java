@@ -22,9 +22,11 @@ import java.util.logging.Logger;
  * that leaks path parameters must not grow shedders (and their timer ticks) without bound, so past
  * the bound every new key shares one overflow shedder.
  *
- * <p>Slots age out: a route that saw no request for the idle timeout, and holds and queues
- * nothing, leaves the map, and its shedder is closed one sweep later (a request that looked it up
- * just before it left is still served by it). The overflow shedder is built with the adapter, so
+ * <p>Slots age out while they are wanted: once half of them are taken, a route that saw no
+ * request for the idle timeout, and holds and queues nothing, leaves the map, and its shedder is
+ * closed one sweep later (a request that looked it up just before it left is still served by it).
+ * While more than half are free, an idle route keeps its shedder and what its limit learned: a
+ * fresh shedder starts low and sheds while it learns, which a quiet route's next burst would pay. The overflow shedder is built with the adapter, so
  * that a template that cannot build fails the adapter's start; a route whose shedder cannot be
  * built at request time (a limit or rejector factory that throws or returns null on a later call)
  * is served by the overflow shedder until its slot ages out, and the failure is logged.
@@ -64,7 +66,8 @@ public final class RouteShedders<R> {
    * @param routeKey a request's route key; null, blank, {@link #OVERFLOW_KEY} or a throw means
    *     the overflow shedder
    * @param maxShedders route shedders at most, besides the overflow shedder
-   * @param idleNanos how long a route sees no request before its slot ages out
+   * @param idleNanos how long a route sees no request before its slot ages out, once half the
+   *     slots are taken
    * @param onCreate called with each shedder built (meters, say); may be null. What it throws is
    *     logged: the shedder serves without whatever it failed to set up
    * @param onRetire called with the name of each route shedder retired, and of every shedder at
@@ -220,6 +223,10 @@ public final class RouteShedders<R> {
         return false;
       });
     }
+    // Retiring frees slots for new keys; while more than half are free it would only throw away
+    // what an idle route's limit learned. A route that could not build its shedder always goes, so
+    // that a later request tries again.
+    boolean wanted = 2L * created.get() >= maxShedders;
     byKey.forEach((key, r) -> {
       long activity = r.fallback ? 0 : activity(r.shedder);
       if (activity != r.activity) {
@@ -228,7 +235,8 @@ public final class RouteShedders<R> {
         return;
       }
       boolean idle = now - r.quietSince >= idleNanos;
-      if (!idle || (!r.fallback && (r.shedder.inflight() != 0 || r.shedder.queued() != 0))) {
+      if (!idle || (!r.fallback
+          && (!wanted || r.shedder.inflight() != 0 || r.shedder.queued() != 0))) {
         return;
       }
       boolean[] removed = new boolean[1];

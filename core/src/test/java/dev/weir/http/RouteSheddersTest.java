@@ -40,7 +40,8 @@ class RouteSheddersTest {
   private final Set<String> meters = ConcurrentHashMap.newKeySet();
 
   private RouteShedders<String> routes(Consumer<LoadShedder> onCreate, Consumer<String> onRetire) {
-    return new RouteShedders<>(template, k -> k, 8, DAY, onCreate, onRetire);
+    // Two slots: one route takes half of them, so that idle routes age out (see below).
+    return new RouteShedders<>(template, k -> k, 2, DAY, onCreate, onRetire);
   }
 
   private RouteShedders<String> metered(Consumer<String> beforeRemoval) {
@@ -94,6 +95,31 @@ class RouteSheddersTest {
     assertFalse(again.isClosed());
     r.close();
     assertTrue(again.isClosed());
+  }
+
+  /**
+   * Slots age out only while they are wanted: a route idle while more than half the slots are
+   * free keeps its shedder, and with it what its limit learned (a fresh one starts low and
+   * sheds while it learns); once half are taken, idle routes give theirs back.
+   */
+  @Test
+  void anIdleRouteKeepsItsShedderWhileMostSlotsAreFree() {
+    RouteShedders<String> r = new RouteShedders<>(template, k -> k, 8, DAY, null, null);
+    LoadShedder a = r.forRequest("a");
+    retire(r);
+    r.sweep(2 * DAY);
+    assertSame(a, r.forRequest("a"), "one route of eight slots stays, idle or not");
+    assertFalse(a.isClosed());
+    for (String k : List.of("b", "c", "d")) {
+      r.forRequest(k);
+    }
+    r.sweep(3 * DAY); // four of eight taken: "a", idle since 0, gives its slot back
+    assertFalse(r.view().containsKey("a"));
+    assertTrue(r.view().containsKey("b"), "idle for less than the timeout");
+    r.sweep(4 * DAY);
+    assertTrue(a.isClosed());
+    assertEquals(Set.of("b", "c", "d"), r.view().keySet(), "three of eight taken: they stay");
+    r.close();
   }
 
   @Test

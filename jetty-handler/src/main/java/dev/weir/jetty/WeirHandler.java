@@ -306,8 +306,9 @@ public final class WeirHandler extends Handler.Wrapper {
     }
 
     /**
-     * How long a route may see no request before its shedder is closed and its slot freed,
-     * 100ms..365 days. Default 5 minutes.
+     * How long a route may see no request before its shedder is closed and its slot freed, once
+     * half the slots ({@link #maxShedders}) are taken; while more are free, an idle route keeps
+     * its shedder and what its limit learned. 100ms..365 days. Default 5 minutes.
      */
     public Builder routeIdleTimeout(Duration idle) {
       this.routeIdleTimeout = Check.inRange("routeIdleTimeout", idle, Duration.ofMillis(100),

@@ -36,7 +36,8 @@ import java.util.Set;
  *   <tr><td>weir.routes</td><td>endpoint</td><td>{@code endpoint} (method + servlet mapping) or
  *       {@code single}</td></tr>
  *   <tr><td>weir.maxShedders</td><td>64</td><td>per-route shedders before the overflow one</td></tr>
- *   <tr><td>weir.routeIdleTimeout</td><td>5m</td><td>an idle route's slot is freed</td></tr>
+ *   <tr><td>weir.routeIdleTimeout</td><td>5m</td><td>an idle route's slot is freed, once half
+ *   are taken</td></tr>
  *   <tr><td>weir.bodyReadTimeout</td><td>requestTimeout</td><td>bound on reading the body</td></tr>
  *   <tr><td>weir.boundedResponseTime</td><td>false</td><td>answer 503 at the deadline</td></tr>
  *   <tr><td>weir.maxBufferedBytes</td><td>1048576</td><td>bounded mode: bytes buffered before

@@ -484,7 +484,8 @@ public final class WeirFilter implements Filter {
 
     /**
      * How long a route may see no request before its shedder is closed and its slot freed for
-     * another key, 100ms..365 days. Default 5 minutes.
+     * another key, once half the slots ({@link #maxShedders}) are taken; while more are free, an
+     * idle route keeps its shedder and what its limit learned. 100ms..365 days. Default 5 minutes.
      */
     public Builder routeIdleTimeout(Duration idle) {
       this.routeIdleTimeout = Check.inRange("routeIdleTimeout", idle, Duration.ofMillis(100),
