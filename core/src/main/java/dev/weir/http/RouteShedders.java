@@ -26,10 +26,11 @@ import java.util.logging.Logger;
  * request for the idle timeout, and holds and queues nothing, leaves the map, and its shedder is
  * closed one sweep later (a request that looked it up just before it left is still served by it).
  * While more than half are free, an idle route keeps its shedder and what its limit learned: a
- * fresh shedder starts low and sheds while it learns, which a quiet route's next burst would pay. The overflow shedder is built with the adapter, so
- * that a template that cannot build fails the adapter's start; a route whose shedder cannot be
- * built at request time (a limit or rejector factory that throws or returns null on a later call)
- * is served by the overflow shedder until its slot ages out, and the failure is logged.
+ * fresh shedder starts low and sheds while it learns, which a quiet route's next burst would pay.
+ * The overflow shedder is built with the adapter, so that a template that cannot build fails the
+ * adapter's start; a route whose shedder cannot be built at request time (a limit or rejector
+ * factory that throws or returns null on a later call) is served by the overflow shedder until
+ * its slot ages out, whatever the slots taken, and the failure is logged.
  *
  * <p>The mechanism behind the servlet filter's and the Jetty handler's per-route shedders, for
  * adapters. Thread-safe: {@link #forRequest} is lock-free once a route's shedder exists; creation
