@@ -101,13 +101,6 @@ final class ControlLoop {
     ControlWindow w = window;
     w.nowNanos = now;
     w.intervalNanos = now - lastTickNanos;
-    long arrivals = 0;
-    for (int level = 0; level < Priority.LEVELS; level++) {
-      long d = counters.arrivalsSinceTick(level);
-      w.levelArrivals[level] = d;
-      arrivals += d;
-    }
-    w.arrivals = arrivals;
     w.shed = counters.sinceTick(Snapshot.Counter.SHED);
     w.queueFull = counters.sinceTick(Snapshot.Counter.QUEUE_FULL);
     w.queueTimeouts = counters.sinceTick(Snapshot.Counter.QUEUE_TIMEOUT);
@@ -118,14 +111,30 @@ final class ControlLoop {
     w.drops = counters.sinceTick(Snapshot.Counter.DROPPED);
     w.enqueued = counters.enqueuedSinceTick();
     w.dequeued = counters.dequeuedSinceTick();
-    w.latencies.clear();
-    for (int b = 0; b < LatencyHistogram.BUCKETS; b++) {
-      long d = counters.latenciesSinceTick(b);
-      if (d != 0) {
-        w.latencies.add(b, d);
+    // The levels' and the latencies' counters are most of a tick's reads (a slot a level, summed
+    // over every stripe). An interval with no decision and no success has nothing new in them but
+    // what a racing arrival or release counted a moment early, which stays for the next tick.
+    long arrivals = 0;
+    if (w.admitted + w.enqueued + w.shed + w.queueFull == 0) {
+      java.util.Arrays.fill(w.levelArrivals, 0);
+    } else {
+      for (int level = 0; level < Priority.LEVELS; level++) {
+        long d = counters.arrivalsSinceTick(level);
+        w.levelArrivals[level] = d;
+        arrivals += d;
       }
     }
-    w.latencies.addSum(counters.latencySumSinceTick());
+    w.arrivals = arrivals;
+    w.latencies.clear();
+    if (w.successes != 0) {
+      for (int b = 0; b < LatencyHistogram.BUCKETS; b++) {
+        long d = counters.latenciesSinceTick(b);
+        if (d != 0) {
+          w.latencies.add(b, d);
+        }
+      }
+      w.latencies.addSum(counters.latencySumSinceTick());
+    }
     w.queueLength = admission.queued();
     // Credits cached by stripes go back to the pool once an interval, so the peak of the next
     // starts from the permits really held (see Credits); the tick's dispatch() hands them out.

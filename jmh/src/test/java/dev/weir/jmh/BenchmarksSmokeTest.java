@@ -278,6 +278,21 @@ class BenchmarksSmokeTest {
   }
 
   @Test
+  void anIdleTickMovesTimeOneIntervalAndLeavesTheLimitAlone() {
+    IdleTickBenchmark b = new IdleTickBenchmark();
+    b.setup();
+    try {
+      for (int i = 1; i <= 5; i++) {
+        assertEquals(b.shedder.limit(), b.tick(), "nothing seen, nothing learned");
+        assertEquals(i * 100_000_000L, b.time.nanoTime());
+      }
+      assertEquals(4, b.shedder.limit());
+    } finally {
+      b.tearDown();
+    }
+  }
+
+  @Test
   void shedEverythingCutsOffTheMostImportantPriority() throws Exception {
     ShedBenchmark b = new ShedBenchmark();
     b.setup();
