@@ -2,6 +2,7 @@ package dev.weir;
 
 import dev.weir.internal.Credits;
 import dev.weir.internal.LatencyHistogram;
+import java.util.Arrays;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -116,7 +117,7 @@ final class ControlLoop {
     // what a racing arrival or release counted a moment early, which stays for the next tick.
     long arrivals = 0;
     if (w.admitted + w.enqueued + w.shed + w.queueFull == 0) {
-      java.util.Arrays.fill(w.levelArrivals, 0);
+      Arrays.fill(w.levelArrivals, 0);
     } else {
       for (int level = 0; level < Priority.LEVELS; level++) {
         long d = counters.arrivalsSinceTick(level);
