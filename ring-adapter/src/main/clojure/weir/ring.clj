@@ -14,8 +14,9 @@
   anything later is dropped quietly. If the server's respond throws, raise is called
   with that exception, so that the server closes the exchange. An answer decided on
   another thread than the server's (a queue timeout or deadline on Weir's timer, an
-  eviction) is written on the answer pool, never on the timer. A permit is always released, whatever the handler
-  does. The synchronous arity bounds the server threads it holds (weir.ring.seats).
+  eviction) is written on the answer pool, never on the timer. A permit is always
+  released, whatever the handler does. The synchronous arity bounds the server threads
+  it holds (weir.ring.seats).
 
   The HTTP contract is Weir's core dev.weir.http, shared with the servlet filter: the
   priority from headers (weir.ring.priority), the answers and the outcome of a status

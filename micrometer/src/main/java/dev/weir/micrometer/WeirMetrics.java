@@ -34,10 +34,10 @@ import java.util.concurrent.TimeUnit;
  * </table>
  */
 public final class WeirMetrics implements MeterBinder {
-  /** The tags every meter carries already: the shedder, and the tier and outcome of some. */
   /** The gauges {@link #bindTo} registers, by name: {@link #remove} finds them by their ids. */
   private static final String[] GAUGES = {"weir.limit", "weir.inflight", "weir.queued",
       "weir.rejection.ratio", "weir.cutoff", "weir.overloaded"};
+  /** The tags every meter carries already: the shedder, and the tier and outcome of some. */
   private static final java.util.Set<String> OWN_TAGS = java.util.Set.of("shedder", "tier", "outcome");
 
   private final LoadShedder shedder;
@@ -205,8 +205,7 @@ public final class WeirMetrics implements MeterBinder {
    * Whether {@code m} carries {@code shedder=shedderName} and, besides its own tags, exactly
    * {@code extra}.
    */
-  private static boolean boundAs(Meter m, String shedderName,
-      Tags extra) {
+  private static boolean boundAs(Meter m, String shedderName, Tags extra) {
     if (!shedderName.equals(m.getId().getTag("shedder"))) {
       return false;
     }
