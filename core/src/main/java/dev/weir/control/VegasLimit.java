@@ -30,7 +30,9 @@ import java.time.Duration;
  * slow start ends reads as a deep queue), and takes the median of all the start-up windows before
  * the rise as the baseline: latency measured below the knee, which no later window at the
  * restarted limit can measure if that limit is above the knee. Full windows take over from it
- * after an eighth of the baseline horizon (at least two windows).
+ * after an eighth of the baseline horizon (at least two windows). Slow start that ends because a
+ * window did not use its limit keeps a start-up baseline the same way, with the requests still
+ * running counted as slower than every answer.
  *
  * <p>The failure modes of other adaptive limits, and what this one does about each:
  * <ul>
@@ -41,14 +43,15 @@ import java.time.Duration;
  *       cannot creep up with latency while the service is loaded; every 32 updates one window runs at
  *       0.8 of the limit, whose median is a fresh baseline candidate from below the operating point.
  *       Within the horizon the baseline rises only on evidence that the service itself got slower:
- *       the limit was cut by a fifth and latency did not fall with it, as it would have had it
- *       been queueing.
+ *       the limit was cut by a fifth, and by three standard errors of a window's median, and
+ *       latency fell by less than half as much, where a queue's latency would have fallen with it.
  *   <li><b>Noise read as queueing.</b> The baseline is the lowest of many noisy medians, so it
  *       reads low by about one and a half of their standard errors: on a heavy-tailed service
  *       (lognormal sigma 1) more than the target's slack, and the limit would sit below the
  *       knee with nothing queued. The target's noise floor, measured from each window's spread,
  *       keeps the estimate out of that noise; below lognormal sigma 0.4 it is under the target
- *       anyway.
+ *       anyway. It never exceeds half the limit: a wider spread is the queue's own, as past a
+ *       processor-shared service's knee, and read as noise it would let the limit climb on it.
  *   <li><b>Climbing on timeouts.</b> A window in which more than {@code dropTolerance} of releases
  *       were drops shrinks the limit by a tenth and never grows it, whatever the other latencies.
  *       It does not end the start: a service slow for its first seconds times out then, and
@@ -95,6 +98,17 @@ public final class VegasLimit implements Limit {
    * reads low by about one and a half of them.
    */
   private static final double NOISE_FLOOR = 3;
+  /**
+   * The noise floor keeps the target under this share of the limit. A spread wide enough to read
+   * as more is the queue's own (past a processor-shared service's knee latencies spread with the
+   * queue), and a queue of half the limit doubles the latency.
+   */
+  private static final double NOISE_FLOOR_MAX = 0.5;
+  /**
+   * A cut of at least this share of the limit, and of three standard errors of the window median,
+   * with latency falling by less than half as much, is evidence that the service is slower.
+   */
+  private static final double REBASE_CUT = 0.2;
   /** A sample median's standard error over a normal sample's standard deviation, sqrt(pi/2). */
   private static final double MEDIAN_ERROR = 1.2533;
   /** The interquartile range of a standard normal: a robust spread of the latencies' logs. */
@@ -136,6 +150,8 @@ public final class VegasLimit implements Limit {
    * the limit grows tick by tick, and inflight takes a round trip to follow it.
    */
   private int windowLimit = Integer.MAX_VALUE;
+  /** Requests in flight at the last tick: slow start's answers yet to come. */
+  private int inflight;
 
   // A sliding minimum of smoothed medians: one slot per eighth of the horizon.
   private final long[] minSlots = new long[8];
@@ -199,6 +215,7 @@ public final class VegasLimit implements Limit {
         window.add(b, w.latencyCount(b));
       }
     }
+    inflight = w.inflight();
     if (phase == Phase.SLOW_START) {
       slowStart(w);
     }
@@ -292,19 +309,23 @@ public final class VegasLimit implements Limit {
           phase = Phase.NORMAL;
           smoothed = 0;
           java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
-          // The start-up estimate guides an eighth of the horizon (at least two windows), enough
-          // to bring the limit to the knee, and then gives way to full windows measured there.
-          // Left longer, a start-up estimate that happened to be low would keep the limit below
-          // the knee for the whole horizon.
-          seed = pooled;
-          seedUntilNanos = now + Math.max(baselineHorizonNanos / minSlots.length, 2 * maxWindowNanos);
+          seedStartBaseline(now, pooled);
           baseline = pooled;
-          startWindows.clear();
           return;
         }
         if (!binding) {
-          // Demand is met below the limit: nothing more to learn by growing it.
+          // Demand is met below the limit: nothing more to learn by growing it. The start-up
+          // windows guide the first normal ones here too, or the first of them, which may already
+          // queue, would become the baseline. Their answers are the fastest of the requests
+          // started, so those still running count as slower than every answer; with as many
+          // running as answered, the median is unknown and full windows take over at once.
           phase = Phase.NORMAL;
+          long answered = startWindows.count();
+          double q = answered == 0 ? 1 : 0.5 * (answered + inflight) / answered;
+          if (q < 1) {
+            seedStartBaseline(now, startWindows.quantile(q));
+          }
+          startWindows.clear();
         }
         return;
       default:
@@ -330,14 +351,17 @@ public final class VegasLimit implements Limit {
 
     double ratio = Math.max(1, smoothed / Math.max(1, baseline));
     double queue = limit * (1 - 1 / ratio);
-    double target = Math.max(Math.max(1.5, targetQueue * limit), NOISE_FLOOR * noise * limit);
+    double target = Math.max(Math.max(1.5, targetQueue * limit),
+        Math.min(NOISE_FLOOR * noise, NOISE_FLOOR_MAX) * limit);
 
     if (queue > target) {
+      double cut = Math.max(REBASE_CUT, NOISE_FLOOR * noise);
       if (cutStartLimit == 0) {
         cutStartLimit = limit;
         cutStartLatency = smoothed;
-      } else if (limit <= 0.8 * cutStartLimit && smoothed >= 0.9 * cutStartLatency) {
-        // Cutting concurrency did not cut latency: the service itself is slower now.
+      } else if (limit <= (1 - cut) * cutStartLimit && smoothed >= (1 - cut / 2) * cutStartLatency) {
+        // Cutting concurrency did not cut latency, beyond the median's noise: the service itself
+        // is slower now.
         rebase((long) smoothed);
         return;
       }
@@ -354,6 +378,18 @@ public final class VegasLimit implements Limit {
         limit = Math.min(maxLimit, limit + Math.max(step, 0.5));
       }
     }
+  }
+
+  /**
+   * Ends the start with a start-up baseline that guides an eighth of the horizon (at least two
+   * windows) alongside full windows, enough to bring the limit to the knee, and then gives way to
+   * full windows measured there. Left longer, a start-up estimate that happened to be low would
+   * keep the limit below the knee for the whole horizon.
+   */
+  private void seedStartBaseline(long now, long startUp) {
+    seed = startUp;
+    seedUntilNanos = now + Math.max(baselineHorizonNanos / minSlots.length, 2 * maxWindowNanos);
+    startWindows.clear();
   }
 
   /**
