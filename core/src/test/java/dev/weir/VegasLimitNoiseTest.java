@@ -29,12 +29,7 @@ class VegasLimitNoiseTest {
    */
   private int tick(int limit, int peak, long median, double spread) {
     now += TICK;
-    ControlWindow w = new ControlWindow();
-    w.nowNanos = now;
-    w.intervalNanos = TICK;
-    w.limit = limit;
-    w.inflight = peak;
-    w.peakInflight = peak;
+    ControlWindow w = VegasLimitSlowStartTest.window(now, limit, peak, median, 0);
     w.successes = 100;
     w.admitted = 100;
     for (int i = 0; i < 100; i++) {
@@ -98,18 +93,8 @@ class VegasLimitNoiseTest {
   /** A tick of {@code answers} answers of about {@code latency} and 200 arrivals. */
   private int slowTick(int limit, int peak, long latency, int answers) {
     now += TICK;
-    ControlWindow w = new ControlWindow();
-    w.nowNanos = now;
-    w.intervalNanos = TICK;
-    w.limit = limit;
-    w.inflight = peak;
-    w.peakInflight = peak;
-    w.successes = answers;
-    w.admitted = answers;
+    ControlWindow w = VegasLimitSlowStartTest.window(now, limit, peak, latency, answers);
     w.arrivals = 200;
-    for (int i = 0; i < answers; i++) {
-      w.latencies.record(latency + (i % 5) * latency / 50);
-    }
     return v.update(w);
   }
 
