@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.control.VegasLimit;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -16,8 +15,8 @@ import org.junit.jupiter.api.Test;
  * slower than every answer.
  */
 class VegasLimitNoiseTest {
-  static final long TICK = TimeUnit.MILLISECONDS.toNanos(100);
-  static final long MS = TimeUnit.MILLISECONDS.toNanos(1);
+  static final long TICK = VegasLimitSlowStartTest.TICK;
+  static final long MS = VegasLimitSlowStartTest.MS;
   static final long BASE = 20 * MS;
 
   private final VegasLimit v = VegasLimit.builder().build();

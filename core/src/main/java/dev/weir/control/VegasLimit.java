@@ -150,8 +150,6 @@ public final class VegasLimit implements Limit {
    * the limit grows tick by tick, and inflight takes a round trip to follow it.
    */
   private int windowLimit = Integer.MAX_VALUE;
-  /** Requests in flight at the last tick: slow start's answers yet to come. */
-  private int inflight;
 
   // A sliding minimum of smoothed medians: one slot per eighth of the horizon.
   private final long[] minSlots = new long[8];
@@ -215,7 +213,6 @@ public final class VegasLimit implements Limit {
         window.add(b, w.latencyCount(b));
       }
     }
-    inflight = w.inflight();
     if (phase == Phase.SLOW_START) {
       slowStart(w);
     }
@@ -231,7 +228,7 @@ public final class VegasLimit implements Limit {
       return current();
     }
     if (total >= Math.min(needed, 5)) {
-      decide(now);
+      decide(now, w.inflight());
     }
     resetWindow(now);
     return current();
@@ -250,7 +247,8 @@ public final class VegasLimit implements Limit {
     NORMAL
   }
 
-  private void decide(long now) {
+  /** Decides on the window just closed; {@code inflight}: requests whose answers are yet to come. */
+  private void decide(long now, int inflight) {
     long samples = window.count();
     // Latency is sampled, releases are all counted: the drop share comes from the counts.
     long total = windowSuccesses + windowDrops;
@@ -310,6 +308,7 @@ public final class VegasLimit implements Limit {
           smoothed = 0;
           java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
           seedStartBaseline(now, pooled);
+          startWindows.clear();
           baseline = pooled;
           return;
         }
@@ -351,11 +350,12 @@ public final class VegasLimit implements Limit {
 
     double ratio = Math.max(1, smoothed / Math.max(1, baseline));
     double queue = limit * (1 - 1 / ratio);
+    double noiseShare = NOISE_FLOOR * noise;
     double target = Math.max(Math.max(1.5, targetQueue * limit),
-        Math.min(NOISE_FLOOR * noise, NOISE_FLOOR_MAX) * limit);
+        Math.min(noiseShare, NOISE_FLOOR_MAX) * limit);
 
     if (queue > target) {
-      double cut = Math.max(REBASE_CUT, NOISE_FLOOR * noise);
+      double cut = Math.max(REBASE_CUT, noiseShare);
       if (cutStartLimit == 0) {
         cutStartLimit = limit;
         cutStartLatency = smoothed;
@@ -389,7 +389,6 @@ public final class VegasLimit implements Limit {
   private void seedStartBaseline(long now, long startUp) {
     seed = startUp;
     seedUntilNanos = now + Math.max(baselineHorizonNanos / minSlots.length, 2 * maxWindowNanos);
-    startWindows.clear();
   }
 
   /**
