@@ -10,6 +10,7 @@ import java.io.OutputStreamWriter;
 import java.io.PrintStream;
 import java.io.Writer;
 import java.net.InetSocketAddress;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -370,7 +371,19 @@ public final class ClosedLoopBench {
      *     then stopped
      */
     static Server start(String guard, String jvmArgs, Duration deadline) throws Exception {
-      List<String> cmd = new ArrayList<>();
+      return start(guard, List.of(), jvmArgs, deadline);
+    }
+
+    /**
+     * Starts {@code guard}'s server JVM under {@code launcher}, a command that runs the JVM's
+     * command line (such as {@code taskset -c 1}; empty: none), and waits for its port.
+     *
+     * @throws IOException if the JVM exits, or prints no port within {@code deadline}: the JVM is
+     *     then stopped
+     */
+    static Server start(String guard, List<String> launcher, String jvmArgs, Duration deadline)
+        throws Exception {
+      List<String> cmd = new ArrayList<>(launcher);
       cmd.add(System.getProperty("java.home") + File.separator + "bin" + File.separator + "java");
       for (String arg : jvmArgs.trim().split("\\s+")) {
         if (!arg.isEmpty()) {
@@ -396,6 +409,11 @@ public final class ClosedLoopBench {
         stop(p);
         throw e;
       }
+    }
+
+    /** {@code path} on this server, such as {@code http://127.0.0.1:41234/compute}. */
+    URI uri(String path) {
+      return URI.create("http://127.0.0.1:" + address.getPort() + path);
     }
 
     /**

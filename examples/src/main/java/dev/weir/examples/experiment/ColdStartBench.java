@@ -1,0 +1,208 @@
+package dev.weir.examples.experiment;
+
+import dev.weir.examples.Args;
+import dev.weir.examples.ExampleServer;
+import dev.weir.examples.LoadGenerator;
+import dev.weir.examples.LoadReport;
+import dev.weir.examples.Observability;
+import dev.weir.examples.TierStats;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
+
+/**
+ * A cold server on one core, overloaded from its first second: the example server in a fresh JVM
+ * pinned to one core ({@code taskset}), this JVM (the load generator) pinned to the others, open-
+ * loop load on {@code GET /compute} at a multiple of one core's capacity (50% tier 1, 50% tier 5,
+ * 1 s client timeout), measured after a warm-up, one fresh JVM per run. The overload experiment
+ * warms every server until its JIT is quiet before it measures; this bench does the opposite, so
+ * that a guard whose limit runs away while the JIT makes the service ten times faster shows it.
+ *
+ * <p>One core, because that is where the start is hardest: the JIT's compiler threads, the
+ * server and the work share it, and the service's speed changes most while the limit learns.
+ * Runs alternate between the guards, so that the machine's drift over minutes falls on each
+ * alike. A run serving under {@value #COLLAPSED} of the capacity is counted as collapsed. For
+ * Weir's guards the run also reads the route's limit from {@code /weir/status} at its end.
+ */
+public final class ColdStartBench {
+  /** A run serving under this share of the capacity counts as collapsed: healthy ones serve more. */
+  static final double COLLAPSED = 0.6;
+  /** Seconds of the capacity probe: long enough for the JIT to finish on one core. */
+  static final int PROBE_SECONDS = 40;
+
+  static final String USAGE = String.join("\n",
+      "Usage: bin/demo cold-start [options]",
+      "  --runs N          cold starts per guard (default 5)",
+      "  --guards a,b,...  guards (default weir,netflix-gradient2)",
+      "  --load X          load, a multiple of one core's capacity (default 1.5)",
+      "  --capacity N      one core's capacity of GET /compute, requests a second (default:",
+      "                    measured first, " + PROBE_SECONDS
+          + " s closed-loop on a server with no guard)",
+      "  --warmup N        seconds of load before the measured ones (default 15)",
+      "  --seconds N       measured seconds (default 10)",
+      "  --seed N          the first run's load seed; run k uses seed + k (default 1)",
+      "  --help            this text",
+      "Needs Linux's taskset and at least two cores: the server gets the last core, this JVM",
+      "the others.",
+      "Guards: " + Guard.all().stream().map(Guard::name).collect(Collectors.joining(", ")));
+
+  private static final List<String> OPTIONS = List.of("runs", "guards", "load", "capacity",
+      "warmup", "seconds", "seed", "help");
+
+  private ColdStartBench() {}
+
+  public static void main(String[] args) throws Exception {
+    try {
+      Args a = Args.parse(args, OPTIONS.toArray(new String[0]));
+      if (a.flag("help")) {
+        System.out.println(USAGE);
+        return;
+      }
+      int runs = a.intValue("runs", 5, 1, 200);
+      List<String> guards = Args.parseNames("--guards", a.string("guards",
+          Guard.WEIR + "," + "netflix-gradient2"),
+          Guard.all().stream().map(Guard::name).collect(Collectors.toList()));
+      double load = a.doubleValue("load", 1.5, 0.1, 20);
+      double capacity = a.doubleValue("capacity", 0, 0, 1_000_000);
+      int warmup = a.intValue("warmup", 15, 0, 600);
+      int seconds = a.intValue("seconds", 10, 1, 600);
+      long seed = a.longValue("seed", 1);
+      run(System.out, System.err, guards, runs, load, capacity, warmup, seconds, seed);
+    } catch (IllegalArgumentException e) {
+      System.err.println("cold-start: " + e.getMessage());
+      System.err.println(USAGE);
+      System.exit(2);
+    } catch (IOException e) {
+      System.err.println("cold-start: " + e.getMessage());
+      System.exit(1);
+    }
+  }
+
+  /** One cold start: what the clients saw, and the limit at the end (-1 if not Weir's). */
+  record Result(String guard, long seed, double goodput, double tier1Ok, double tier1P99,
+      double tier5Ok, long limit) {}
+
+  static void run(PrintStream out, PrintStream log, List<String> guards, int runs, double load,
+      double capacity, int warmup, int seconds, long seed) throws Exception {
+    int cores = Runtime.getRuntime().availableProcessors();
+    if (cores < 2) {
+      throw new IOException("needs at least two cores, has " + cores);
+    }
+    String serverCore = Integer.toString(cores - 1);
+    String ownCores = cores == 2 ? "0" : "0-" + (cores - 2);
+    pin(ProcessHandle.current().pid(), ownCores);
+    List<String> launcher = List.of("taskset", "-c", serverCore);
+    if (capacity == 0) {
+      log.printf(Locale.ROOT, "measuring one core's capacity of GET /compute (%d s) ...%n",
+          PROBE_SECONDS);
+      try (ClosedLoopBench.Server s = ClosedLoopBench.Server.start(Guard.NONE, launcher, "",
+          ClosedLoopBench.DEADLINE)) {
+        capacity = CapacityProbe.measure(s.uri(ExampleServer.COMPUTE_PATH),
+            CapacityProbe.CLIENTS_PER_CORE, PROBE_SECONDS);
+      }
+    }
+    double capacityPerSecond = capacity;
+    double rate = load * capacity;
+    out.printf(Locale.ROOT, "Cold starts on one core (server on core %s, load generator on %s):"
+        + " GET /compute at %.2fx of %.1f req/s = %.1f req/s, 50%% tier 1, 50%% tier 5,"
+        + " 1 s client timeout, %d s warm-up then %d s measured, a fresh JVM a run%n",
+        serverCore, ownCores, load, capacity, rate, warmup, seconds);
+    out.println("| guard | seed | goodput req/s | tier 1 ok | tier-1 P99 ms | tier 5 ok"
+        + " | limit at end |");
+    out.println("|---|---|---|---|---|---|---|");
+    Map<String, List<Result>> byGuard = new LinkedHashMap<>();
+    for (String g : guards) {
+      byGuard.put(g, new ArrayList<>());
+    }
+    for (int k = 0; k < runs; k++) {
+      for (int i = 0; i < guards.size(); i++) {
+        String g = guards.get((i + k) % guards.size());
+        Result r = once(g, launcher, rate, warmup, seconds, seed + k);
+        byGuard.get(g).add(r);
+        out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f%% | %s | %.1f%% | %s |%n", g, r.seed(),
+            r.goodput(), 100 * r.tier1Ok(), Double.isNaN(r.tier1P99()) ? "-"
+                : String.format(Locale.ROOT, "%.1f", r.tier1P99()), 100 * r.tier5Ok(),
+            r.limit() < 0 ? "-" : Long.toString(r.limit()));
+        out.flush();
+      }
+    }
+    out.println();
+    out.printf(Locale.ROOT, "| guard | runs | collapsed (under %.0f%% of capacity) | goodput min"
+        + " / median / max | tier 1 ok, min |%n", 100 * COLLAPSED);
+    out.println("|---|---|---|---|---|");
+    for (Map.Entry<String, List<Result>> e : byGuard.entrySet()) {
+      double[] goodput = e.getValue().stream().mapToDouble(Result::goodput).sorted().toArray();
+      long collapsed = Arrays.stream(goodput).filter(x -> x < COLLAPSED * capacityPerSecond).count();
+      double tier1 = e.getValue().stream().mapToDouble(Result::tier1Ok).min().orElse(0);
+      out.printf(Locale.ROOT, "| %s | %d | %d | %.1f / %.1f / %.1f | %.1f%% |%n", e.getKey(),
+          goodput.length, collapsed, goodput[0], median(goodput), goodput[goodput.length - 1],
+          100 * tier1);
+    }
+  }
+
+  /** One fresh server JVM for {@code guard}, loaded cold, then its limit read. */
+  private static Result once(String guard, List<String> launcher, double rate, int warmup,
+      int seconds, long seed) throws Exception {
+    try (ClosedLoopBench.Server s = ClosedLoopBench.Server.start(guard, launcher, "",
+        ClosedLoopBench.DEADLINE)) {
+      LoadReport report = LoadGenerator.builder(s.uri(ExampleServer.COMPUTE_PATH)).rate(rate)
+          .warmup(Duration.ofSeconds(warmup)).duration(Duration.ofSeconds(seconds)).seed(seed)
+          .build().run();
+      TierStats tier1 = report.tier(1);
+      return new Result(guard, seed, report.total().goodputPerSecond(), tier1.successRatio(),
+          tier1.endedOk() == 0 ? Double.NaN : tier1.latencyMillis(0.99),
+          report.tier(5).successRatio(), limit(s.uri(Observability.STATUS_PATH)));
+    }
+  }
+
+  private static final Pattern COMPUTE_LIMIT =
+      Pattern.compile("\"GET " + ExampleServer.COMPUTE_PATH + "\":\\{\"limit\":(\\d+)");
+
+  /** The limit of {@code GET /compute}'s shedder in the status JSON, or -1 if there is none. */
+  private static long limit(URI status) throws IOException, InterruptedException {
+    HttpClient client = HttpClient.newHttpClient();
+    HttpResponse<String> response = client.send(HttpRequest.newBuilder(status)
+        .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
+    if (response.statusCode() != 200) {
+      return -1; // not one of Weir's guards
+    }
+    Matcher m = COMPUTE_LIMIT.matcher(response.body());
+    return m.find() ? Long.parseLong(m.group(1)) : -1;
+  }
+
+  /** Pins every thread of process {@code pid} to {@code cpus}, a {@code taskset} list. */
+  private static void pin(long pid, String cpus) throws IOException, InterruptedException {
+    Process p;
+    try {
+      p = new ProcessBuilder("taskset", "-a", "-p", "-c", cpus, Long.toString(pid))
+          .redirectErrorStream(true).start();
+    } catch (IOException e) {
+      throw new IOException("needs Linux's taskset (util-linux) to pin the JVMs: "
+          + e.getMessage());
+    }
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (p.waitFor() != 0) {
+      throw new IOException("taskset could not pin this JVM to cores " + cpus + ": "
+          + output.trim());
+    }
+  }
+
+  private static double median(double[] sorted) {
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+}
