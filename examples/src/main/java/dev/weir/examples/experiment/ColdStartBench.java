@@ -35,11 +35,12 @@ import java.util.stream.Collectors;
  * <p>One core, because that is where the start is hardest: the JIT's compiler threads, the
  * server and the work share it, and the service's speed changes most while the limit learns.
  * Runs alternate between the guards, so that the machine's drift over minutes falls on each
- * alike. A run serving under {@value #COLLAPSED} of the capacity is counted as collapsed. For
- * Weir's guards the run also reads the route's limit from {@code /weir/status} at its end.
+ * alike. A run serving under {@value #COLLAPSED} of what it could serve (the capacity, or the
+ * offered rate if lower) is counted as collapsed. For Weir's guards the run also reads the
+ * route's limit from {@code /weir/status} at its end.
  */
 public final class ColdStartBench {
-  /** A run serving under this share of the capacity counts as collapsed: healthy ones serve more. */
+  /** A run serving under this share of what it could serve is collapsed: healthy ones serve more. */
   static final double COLLAPSED = 0.6;
   /** Seconds of the capacity probe: long enough for the JIT to finish on one core. */
   static final int PROBE_SECONDS = 40;
@@ -55,13 +56,15 @@ public final class ColdStartBench {
       "  --warmup N        seconds of load before the measured ones (default 15)",
       "  --seconds N       measured seconds (default 10)",
       "  --seed N          the first run's load seed; run k uses seed + k (default 1)",
+      "  --jvm-args '...'  extra JVM options for the server JVMs; one that starts with -- needs",
+      "                    the = form: --jvm-args=--enable-preview",
       "  --help            this text",
       "Needs Linux's taskset and at least two cores: the server gets the last core, this JVM",
       "the others.",
       "Guards: " + Guard.all().stream().map(Guard::name).collect(Collectors.joining(", ")));
 
   private static final List<String> OPTIONS = List.of("runs", "guards", "load", "capacity",
-      "warmup", "seconds", "seed", "help");
+      "warmup", "seconds", "seed", "jvm-args", "help");
 
   private ColdStartBench() {}
 
@@ -81,7 +84,14 @@ public final class ColdStartBench {
       int warmup = a.intValue("warmup", 15, 0, 600);
       int seconds = a.intValue("seconds", 10, 1, 600);
       long seed = a.longValue("seed", 1);
-      run(System.out, System.err, guards, runs, load, capacity, warmup, seconds, seed);
+      String jvmArgs = a.string("jvm-args", "");
+      int cores = Runtime.getRuntime().availableProcessors();
+      if (cores < 2) {
+        throw new IOException("needs at least two cores, has " + cores);
+      }
+      // The server JVMs get the last core (run's launcher); this JVM, the client, the others.
+      pin(ProcessHandle.current().pid(), cores == 2 ? "0" : "0-" + (cores - 2));
+      run(System.out, System.err, guards, runs, load, capacity, warmup, seconds, seed, jvmArgs);
     } catch (IllegalArgumentException e) {
       System.err.println("cold-start: " + e.getMessage());
       System.err.println(USAGE);
@@ -96,31 +106,30 @@ public final class ColdStartBench {
   record Result(String guard, long seed, double goodput, double tier1Ok, double tier1P99,
       double tier5Ok, long limit) {}
 
+  /**
+   * Runs {@code runs} cold starts of each guard, alternating, each server JVM pinned to the last
+   * core; {@code capacity} 0 measures it first. Prints each run, then a summary per guard.
+   */
   static void run(PrintStream out, PrintStream log, List<String> guards, int runs, double load,
-      double capacity, int warmup, int seconds, long seed) throws Exception {
-    int cores = Runtime.getRuntime().availableProcessors();
-    if (cores < 2) {
-      throw new IOException("needs at least two cores, has " + cores);
-    }
-    String serverCore = Integer.toString(cores - 1);
-    String ownCores = cores == 2 ? "0" : "0-" + (cores - 2);
-    pin(ProcessHandle.current().pid(), ownCores);
+      double capacity, int warmup, int seconds, long seed, String jvmArgs) throws Exception {
+    String serverCore = Integer.toString(Runtime.getRuntime().availableProcessors() - 1);
     List<String> launcher = List.of("taskset", "-c", serverCore);
     if (capacity == 0) {
       log.printf(Locale.ROOT, "measuring one core's capacity of GET /compute (%d s) ...%n",
           PROBE_SECONDS);
-      try (ClosedLoopBench.Server s = ClosedLoopBench.Server.start(Guard.NONE, launcher, "",
+      try (ClosedLoopBench.Server s = ClosedLoopBench.Server.start(Guard.NONE, launcher, jvmArgs,
           ClosedLoopBench.DEADLINE)) {
         capacity = CapacityProbe.measure(s.uri(ExampleServer.COMPUTE_PATH),
             CapacityProbe.CLIENTS_PER_CORE, PROBE_SECONDS);
       }
     }
-    double capacityPerSecond = capacity;
+    // What a run could serve: the capacity, or all of the load below it.
+    double servable = Math.min(capacity, load * capacity);
     double rate = load * capacity;
-    out.printf(Locale.ROOT, "Cold starts on one core (server on core %s, load generator on %s):"
+    out.printf(Locale.ROOT, "Cold starts on one core (the server's JVM on core %s):"
         + " GET /compute at %.2fx of %.1f req/s = %.1f req/s, 50%% tier 1, 50%% tier 5,"
         + " 1 s client timeout, %d s warm-up then %d s measured, a fresh JVM a run%n",
-        serverCore, ownCores, load, capacity, rate, warmup, seconds);
+        serverCore, load, capacity, rate, warmup, seconds);
     out.println("| guard | seed | goodput req/s | tier 1 ok | tier-1 P99 ms | tier 5 ok"
         + " | limit at end |");
     out.println("|---|---|---|---|---|---|---|");
@@ -131,7 +140,7 @@ public final class ColdStartBench {
     for (int k = 0; k < runs; k++) {
       for (int i = 0; i < guards.size(); i++) {
         String g = guards.get((i + k) % guards.size());
-        Result r = once(g, launcher, rate, warmup, seconds, seed + k);
+        Result r = once(g, launcher, jvmArgs, rate, warmup, seconds, seed + k);
         byGuard.get(g).add(r);
         out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f%% | %s | %.1f%% | %s |%n", g, r.seed(),
             r.goodput(), 100 * r.tier1Ok(), Double.isNaN(r.tier1P99()) ? "-"
@@ -141,12 +150,12 @@ public final class ColdStartBench {
       }
     }
     out.println();
-    out.printf(Locale.ROOT, "| guard | runs | collapsed (under %.0f%% of capacity) | goodput min"
-        + " / median / max | tier 1 ok, min |%n", 100 * COLLAPSED);
+    out.printf(Locale.ROOT, "| guard | runs | collapsed (under %.1f req/s) | goodput min"
+        + " / median / max | tier 1 ok, min |%n", COLLAPSED * servable);
     out.println("|---|---|---|---|---|");
     for (Map.Entry<String, List<Result>> e : byGuard.entrySet()) {
       double[] goodput = e.getValue().stream().mapToDouble(Result::goodput).sorted().toArray();
-      long collapsed = Arrays.stream(goodput).filter(x -> x < COLLAPSED * capacityPerSecond).count();
+      long collapsed = Arrays.stream(goodput).filter(x -> x < COLLAPSED * servable).count();
       double tier1 = e.getValue().stream().mapToDouble(Result::tier1Ok).min().orElse(0);
       out.printf(Locale.ROOT, "| %s | %d | %d | %.1f / %.1f / %.1f | %.1f%% |%n", e.getKey(),
           goodput.length, collapsed, goodput[0], median(goodput), goodput[goodput.length - 1],
@@ -155,9 +164,9 @@ public final class ColdStartBench {
   }
 
   /** One fresh server JVM for {@code guard}, loaded cold, then its limit read. */
-  private static Result once(String guard, List<String> launcher, double rate, int warmup,
-      int seconds, long seed) throws Exception {
-    try (ClosedLoopBench.Server s = ClosedLoopBench.Server.start(guard, launcher, "",
+  private static Result once(String guard, List<String> launcher, String jvmArgs, double rate,
+      int warmup, int seconds, long seed) throws Exception {
+    try (ClosedLoopBench.Server s = ClosedLoopBench.Server.start(guard, launcher, jvmArgs,
         ClosedLoopBench.DEADLINE)) {
       LoadReport report = LoadGenerator.builder(s.uri(ExampleServer.COMPUTE_PATH)).rate(rate)
           .warmup(Duration.ofSeconds(warmup)).duration(Duration.ofSeconds(seconds)).seed(seed)

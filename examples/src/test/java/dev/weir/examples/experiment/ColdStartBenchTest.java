@@ -1,0 +1,41 @@
+package dev.weir.examples.experiment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** A one-second run of the cold-start bench, on real server JVMs pinned to one core. */
+class ColdStartBenchTest {
+
+  @Test
+  void eachGuardRunsOnAFreshPinnedServerAndWeirsLimitIsReadAtTheEnd() throws Exception {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
+    // Half of 100 req/s: far below any core's capacity, so both guards serve it all.
+    ColdStartBench.run(out, new PrintStream(new ByteArrayOutputStream()),
+        List.of(Guard.WEIR, Guard.NONE), 1, 0.5, 100, 1, 1, 7, "");
+    String text = buf.toString(StandardCharsets.UTF_8);
+    assertTrue(text.contains("at 0.50x of 100.0 req/s = 50.0 req/s"), text);
+    String[] weir = row(text, "| weir | 7 |");
+    String[] none = row(text, "| none | 7 |");
+    assertTrue(Double.parseDouble(weir[3].trim()) > 0, "Weir served: " + text);
+    assertEquals("100.0%", weir[4].trim(), "tier 1 all served: " + text);
+    assertTrue(Integer.parseInt(weir[7].trim()) >= 1, "the limit read from /weir/status: " + text);
+    assertEquals("-", none[7].trim(), "no guard, no limit: " + text);
+    assertEquals(" 1 ", row(text, "| weir | 1 |")[2], "one run, in the summary: " + text);
+    // Collapsed means under 60% of what could be served: here the offered 50 req/s, not capacity.
+    assertTrue(text.contains("collapsed (under 30.0 req/s)"), text);
+    assertEquals(" 0 ", row(text, "| weir | 1 |")[3], "not collapsed: " + text);
+  }
+
+  private static String[] row(String text, String prefix) {
+    return Arrays.stream(text.split("\n")).filter(l -> l.startsWith(prefix)).findFirst()
+        .orElseThrow(() -> new AssertionError("no row " + prefix + ": " + text)).split("\\|");
+  }
+}
