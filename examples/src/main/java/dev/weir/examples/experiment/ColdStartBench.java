@@ -30,7 +30,7 @@ import java.util.stream.Collectors;
  * loop load on {@code GET /compute} at a multiple of one core's capacity (50% tier 1, 50% tier 5,
  * 1 s client timeout), measured after a warm-up, one fresh JVM per run. The overload experiment
  * warms every server until its JIT is quiet before it measures; this bench does the opposite, so
- * that a guard whose limit runs away while the JIT makes the service ten times faster shows it.
+ * that a guard whose limit runs away while the JIT changes the service's speed under it shows it.
  *
  * <p>One core, because that is where the start is hardest: the JIT's compiler threads, the
  * server and the work share it, and the service's speed changes most while the limit learns.
