@@ -22,7 +22,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Collectors;
 
 /**
  * A cold server on one core, overloaded from its first second: the example server in a fresh JVM
@@ -61,7 +60,7 @@ public final class ColdStartBench {
       "  --help            this text",
       "Needs Linux's taskset and at least two cores: the server gets the last core, this JVM",
       "the others.",
-      "Guards: " + Guard.all().stream().map(Guard::name).collect(Collectors.joining(", ")));
+      "Guards: " + String.join(", ", Settings.names()));
 
   private static final List<String> OPTIONS = List.of("runs", "guards", "load", "capacity",
       "warmup", "seconds", "seed", "jvm-args", "help");
@@ -77,8 +76,7 @@ public final class ColdStartBench {
       }
       int runs = a.intValue("runs", 5, 1, 200);
       List<String> guards = Args.parseNames("--guards", a.string("guards",
-          Guard.WEIR + "," + "netflix-gradient2"),
-          Guard.all().stream().map(Guard::name).collect(Collectors.toList()));
+          Guard.WEIR + "," + "netflix-gradient2"), Settings.names());
       double load = a.doubleValue("load", 1.5, 0.1, 20);
       double capacity = a.doubleValue("capacity", 0, 0, 1_000_000);
       int warmup = a.intValue("warmup", 15, 0, 600);
@@ -103,8 +101,8 @@ public final class ColdStartBench {
   }
 
   /** One cold start: what the clients saw, and the limit at the end (-1 if not Weir's). */
-  record Result(String guard, long seed, double goodput, double tier1Ok, double tier1P99,
-      double tier5Ok, long limit) {}
+  record Result(long seed, double goodput, double tier1Ok, double tier1P99, double tier5Ok,
+      long limit) {}
 
   /**
    * Runs {@code runs} cold starts of each guard, alternating, each server JVM pinned to the last
@@ -123,9 +121,9 @@ public final class ColdStartBench {
             CapacityProbe.CLIENTS_PER_CORE, PROBE_SECONDS);
       }
     }
-    // What a run could serve: the capacity, or all of the load below it.
-    double servable = Math.min(capacity, load * capacity);
     double rate = load * capacity;
+    // What a run could serve: the capacity, or all of the load below it.
+    double servable = Math.min(capacity, rate);
     out.printf(Locale.ROOT, "Cold starts on one core (the server's JVM on core %s):"
         + " GET /compute at %.2fx of %.1f req/s = %.1f req/s, 50%% tier 1, 50%% tier 5,"
         + " 1 s client timeout, %d s warm-up then %d s measured, a fresh JVM a run%n",
@@ -172,7 +170,7 @@ public final class ColdStartBench {
           .warmup(Duration.ofSeconds(warmup)).duration(Duration.ofSeconds(seconds)).seed(seed)
           .build().run();
       TierStats tier1 = report.tier(1);
-      return new Result(guard, seed, report.total().goodputPerSecond(), tier1.successRatio(),
+      return new Result(seed, report.total().goodputPerSecond(), tier1.successRatio(),
           tier1.endedOk() == 0 ? Double.NaN : tier1.latencyMillis(0.99),
           report.tier(5).successRatio(), limit(s.uri(Observability.STATUS_PATH)));
     }
