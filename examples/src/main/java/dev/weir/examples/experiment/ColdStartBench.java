@@ -20,6 +20,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -55,6 +58,9 @@ public final class ColdStartBench {
       "  --warmup N        seconds of load before the measured ones (default 15)",
       "  --seconds N       measured seconds (default 10)",
       "  --seed N          the first run's load seed; run k uses seed + k (default 1)",
+      "  --trace N         every N seconds of a run, the route's limit and its answers and sheds",
+      "                    a second since the last line, from /weir/status, on stderr (Weir's",
+      "                    guards; default 0: none)",
       "  --jvm-args '...'  extra JVM options for the server JVMs; one that starts with -- needs",
       "                    the = form: --jvm-args=--enable-preview",
       "  --help            this text",
@@ -63,7 +69,7 @@ public final class ColdStartBench {
       "Guards: " + String.join(", ", Settings.names()));
 
   private static final List<String> OPTIONS = List.of("runs", "guards", "load", "capacity",
-      "warmup", "seconds", "seed", "jvm-args", "help");
+      "warmup", "seconds", "seed", "jvm-args", "trace", "help");
 
   private ColdStartBench() {}
 
@@ -83,13 +89,16 @@ public final class ColdStartBench {
       int seconds = a.intValue("seconds", 10, 1, 600);
       long seed = a.longValue("seed", 1);
       String jvmArgs = a.string("jvm-args", "");
+      int trace = a.intValue("trace", 0, 0, 600);
       int cores = Runtime.getRuntime().availableProcessors();
       if (cores < 2) {
         throw new IOException("needs at least two cores, has " + cores);
       }
       // The server JVMs get the last core (run's launcher); this JVM, the client, the others.
+      // Read before pinning: a pinned JVM counts only the cores it may use.
       pin(ProcessHandle.current().pid(), cores == 2 ? "0" : "0-" + (cores - 2));
-      run(System.out, System.err, guards, runs, load, capacity, warmup, seconds, seed, jvmArgs);
+      run(System.out, System.err, cores - 1, guards, runs, load, capacity, warmup, seconds, seed,
+          jvmArgs, trace);
     } catch (IllegalArgumentException e) {
       System.err.println("cold-start: " + e.getMessage());
       System.err.println(USAGE);
@@ -105,13 +114,14 @@ public final class ColdStartBench {
       long limit) {}
 
   /**
-   * Runs {@code runs} cold starts of each guard, alternating, each server JVM pinned to the last
-   * core; {@code capacity} 0 measures it first. Prints each run, then a summary per guard.
+   * Runs {@code runs} cold starts of each guard, alternating, each server JVM pinned to core
+   * {@code serverCore}; {@code capacity} 0 measures it first. Prints each run, then a summary per
+   * guard; with {@code trace} over 0, a line on {@code log} every {@code trace} seconds of a run.
    */
-  static void run(PrintStream out, PrintStream log, List<String> guards, int runs, double load,
-      double capacity, int warmup, int seconds, long seed, String jvmArgs) throws Exception {
-    String serverCore = Integer.toString(Runtime.getRuntime().availableProcessors() - 1);
-    List<String> launcher = List.of("taskset", "-c", serverCore);
+  static void run(PrintStream out, PrintStream log, int serverCore, List<String> guards, int runs,
+      double load, double capacity, int warmup, int seconds, long seed, String jvmArgs, int trace)
+      throws Exception {
+    List<String> launcher = List.of("taskset", "-c", Integer.toString(serverCore));
     if (capacity == 0) {
       log.printf(Locale.ROOT, "measuring one core's capacity of GET /compute (%d s) ...%n",
           PROBE_SECONDS);
@@ -124,7 +134,7 @@ public final class ColdStartBench {
     double rate = load * capacity;
     // What a run could serve: the capacity, or all of the load below it.
     double servable = Math.min(capacity, rate);
-    out.printf(Locale.ROOT, "Cold starts on one core (the server's JVM on core %s):"
+    out.printf(Locale.ROOT, "Cold starts on one core (the server's JVM on core %d):"
         + " GET /compute at %.2fx of %.1f req/s = %.1f req/s, 50%% tier 1, 50%% tier 5,"
         + " 1 s client timeout, %d s warm-up then %d s measured, a fresh JVM a run%n",
         serverCore, load, capacity, rate, warmup, seconds);
@@ -138,7 +148,7 @@ public final class ColdStartBench {
     for (int k = 0; k < runs; k++) {
       for (int i = 0; i < guards.size(); i++) {
         String g = guards.get((i + k) % guards.size());
-        Result r = once(g, launcher, jvmArgs, rate, warmup, seconds, seed + k);
+        Result r = once(g, launcher, jvmArgs, rate, warmup, seconds, seed + k, trace, log);
         byGuard.get(g).add(r);
         out.printf(Locale.ROOT, "| %s | %d | %.1f | %.1f%% | %s | %.1f%% | %s |%n", g, r.seed(),
             r.goodput(), 100 * r.tier1Ok(), Double.isNaN(r.tier1P99()) ? "-"
@@ -163,16 +173,92 @@ public final class ColdStartBench {
 
   /** One fresh server JVM for {@code guard}, loaded cold, then its limit read. */
   private static Result once(String guard, List<String> launcher, String jvmArgs, double rate,
-      int warmup, int seconds, long seed) throws Exception {
+      int warmup, int seconds, long seed, int trace, PrintStream log) throws Exception {
     try (ClosedLoopBench.Server s = ClosedLoopBench.Server.start(guard, launcher, jvmArgs,
         ClosedLoopBench.DEADLINE)) {
-      LoadReport report = LoadGenerator.builder(s.uri(ExampleServer.COMPUTE_PATH)).rate(rate)
-          .warmup(Duration.ofSeconds(warmup)).duration(Duration.ofSeconds(seconds)).seed(seed)
-          .build().run();
+      URI status = s.uri(Observability.STATUS_PATH);
+      ScheduledExecutorService tracer = null;
+      if (trace > 0) {
+        tracer = Executors.newSingleThreadScheduledExecutor(r -> {
+          Thread t = new Thread(r, "cold-start-trace");
+          t.setDaemon(true);
+          return t;
+        });
+        Tracer t = new Tracer(guard, seed, status, trace, log);
+        tracer.scheduleAtFixedRate(t::line, trace, trace, TimeUnit.SECONDS);
+      }
+      LoadReport report;
+      try {
+        report = LoadGenerator.builder(s.uri(ExampleServer.COMPUTE_PATH)).rate(rate)
+            .warmup(Duration.ofSeconds(warmup)).duration(Duration.ofSeconds(seconds)).seed(seed)
+            .build().run();
+      } finally {
+        if (tracer != null) {
+          tracer.shutdownNow();
+        }
+      }
       TierStats tier1 = report.tier(1);
       return new Result(seed, report.total().goodputPerSecond(), tier1.successRatio(),
           tier1.endedOk() == 0 ? Double.NaN : tier1.latencyMillis(0.99),
-          report.tier(5).successRatio(), limit(s.uri(Observability.STATUS_PATH)));
+          report.tier(5).successRatio(), limit(status));
+    }
+  }
+
+  /**
+   * Prints a line every period of a run: the route's limit, and its answers and sheds a second
+   * since the line before, from the status JSON's counters. A reading that fails is skipped.
+   */
+  private static final class Tracer {
+    private final String guard;
+    private final long seed;
+    private final URI status;
+    private final int period;
+    private final PrintStream log;
+    private final HttpClient client = HttpClient.newHttpClient();
+    private int ticks;
+    private long succeeded;
+    private long shed;
+
+    Tracer(String guard, long seed, URI status, int period, PrintStream log) {
+      this.guard = guard;
+      this.seed = seed;
+      this.status = status;
+      this.period = period;
+      this.log = log;
+    }
+
+    void line() {
+      ticks++;
+      try {
+        HttpResponse<String> response = client.send(HttpRequest.newBuilder(status)
+            .timeout(Duration.ofSeconds(period)).build(), HttpResponse.BodyHandlers.ofString());
+        Matcher m = COMPUTE_LIMIT.matcher(response.body());
+        if (response.statusCode() != 200 || !m.find()) {
+          return;
+        }
+        String route = response.body().substring(m.start());
+        route = route.substring(0, route.indexOf('}'));
+        long ok = sum(route, "succeeded");
+        long rejected = sum(route, "shed") + sum(route, "queue_full") + sum(route, "queue_timeout");
+        log.printf(Locale.ROOT, "trace %s seed %d at %4d s: limit %s, succeeded %.1f/s,"
+            + " shed %.1f/s%n", guard, seed, ticks * period, m.group(1),
+            (double) (ok - succeeded) / period, (double) (rejected - shed) / period);
+        succeeded = ok;
+        shed = rejected;
+      } catch (IOException e) {
+        log.println("trace " + guard + ": " + e.getMessage());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+
+    /** The sum of the counter array {@code name} in one shedder's JSON. */
+    private static long sum(String route, String name) {
+      Matcher m = Pattern.compile("\"" + name + "\":\\[([0-9,]*)\\]").matcher(route);
+      if (!m.find() || m.group(1).isEmpty()) {
+        return 0;
+      }
+      return Arrays.stream(m.group(1).split(",")).mapToLong(Long::parseLong).sum();
     }
   }
 

@@ -1,6 +1,7 @@
 package dev.weir.examples.experiment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -10,7 +11,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** A one-second run of the cold-start bench, on real server JVMs pinned to one core. */
+/** A two-second run of the cold-start bench, on real server JVMs pinned to one core. */
 class ColdStartBenchTest {
 
   @Test
@@ -18,10 +19,18 @@ class ColdStartBenchTest {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     PrintStream out = new PrintStream(buf, true, StandardCharsets.UTF_8);
     // Half of 100 req/s: far below any core's capacity, so both guards serve it all.
-    ColdStartBench.run(out, new PrintStream(new ByteArrayOutputStream()),
-        List.of(Guard.WEIR, Guard.NONE), 1, 0.5, 100, 1, 1, 7, "");
+    ByteArrayOutputStream logBuf = new ByteArrayOutputStream();
+    // Two seconds of load, traced every second.
+    int lastCore = Runtime.getRuntime().availableProcessors() - 1;
+    ColdStartBench.run(out, new PrintStream(logBuf, true, StandardCharsets.UTF_8), lastCore,
+        List.of(Guard.WEIR, Guard.NONE), 1, 0.5, 100, 1, 1, 7, "", 1);
     String text = buf.toString(StandardCharsets.UTF_8);
+    String log = logBuf.toString(StandardCharsets.UTF_8);
+    assertTrue(log.matches("(?s).*trace weir seed 7 at +1 s: limit \\d+, succeeded [0-9.]+/s,"
+        + " shed 0\\.0/s.*"), "Weir's first traced second: " + log);
+    assertFalse(log.contains("trace none"), "no guard, no status to trace: " + log);
     assertTrue(text.contains("at 0.50x of 100.0 req/s = 50.0 req/s"), text);
+    assertTrue(text.contains("the server's JVM on core " + lastCore + ")"), text);
     String[] weir = row(text, "| weir | 7 |");
     String[] none = row(text, "| none | 7 |");
     assertTrue(Double.parseDouble(weir[3].trim()) > 0, "Weir served: " + text);
