@@ -26,6 +26,8 @@ public final class Main {
       "  corpus families           the families, and their scenarios",
       "  oracle-backlog [--stream N]",
       "                            the steady scenarios where the oracle's backlog grows",
+      "  long [--stream N]         steady overload for 15 minutes on a few services: whether",
+      "                            the operating point drifts (docs/corpus.md)",
       "  --help, -h                this text");
 
   private Main() {}
@@ -88,7 +90,7 @@ public final class Main {
         corpusOptions(rest); // checked now: the run is minutes
         return () -> corpus(rest);
       }
-      case "oracle-backlog" -> {
+      case "oracle-backlog", "long" -> {
         long stream = 0;
         for (int i = 1; i < args.length; i++) {
           if (args[i].equals("--stream") || args[i].startsWith("--stream=")) {
@@ -96,16 +98,16 @@ public final class Main {
                 ? stream("--stream", i + 1 < args.length ? args[++i] : null)
                 : stream("--stream", args[i].substring("--stream=".length()));
           } else {
-            throw new IllegalArgumentException("oracle-backlog: unexpected argument '" + args[i]
+            throw new IllegalArgumentException(first + ": unexpected argument '" + args[i]
                 + "'; it takes only --stream N");
           }
         }
         long chosen = stream;
         return () -> {
           try {
-            return OracleBacklog.run(chosen);
+            return first.equals("long") ? LongRuns.run(chosen) : OracleBacklog.run(chosen);
           } catch (Exception e) {
-            throw new IllegalStateException("oracle-backlog failed: " + e, e);
+            throw new IllegalStateException(first + " failed: " + e, e);
           }
         };
       }

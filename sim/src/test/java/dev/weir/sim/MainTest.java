@@ -19,7 +19,7 @@ class MainTest {
         {"corpus", "--stream"}, {"corpus", "a", "b", "c"}, {"corpus", "nosuch-family"},
         {"corpus", "cpu", "mixed"}, {"oracle-backlog", "--stream", "x"}, {"oracle-backlog", "5"},
         {"oracle-backlog", "--stream"}, {"oracle-backlog", "--stream", "5", "6"},
-        {"corpus", "--stream=x"}, {"--bogus"}};
+        {"corpus", "--stream=x"}, {"long", "5"}, {"long", "--stream", "x"}, {"--bogus"}};
     for (String[] args : bad) {
       IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
           () -> Main.command(args), String.join(" ", args));
@@ -38,13 +38,15 @@ class MainTest {
         new String[] {"corpus", "--stream=5", "heldout", "--experiment"},
         new String[] {"corpus", "families"}, new String[] {"oracle-backlog"},
         new String[] {"oracle-backlog", "--stream", "5"},
-        new String[] {"oracle-backlog", "--stream=5"});
+        new String[] {"oracle-backlog", "--stream=5"}, new String[] {"long"},
+        new String[] {"long", "--stream", "5"});
     for (String[] args : good) {
       assertNotNull(Main.command(args), String.join(" ", args));
     }
     assertNull(Main.command(new String[] {"--help"}));
     assertNull(Main.command(new String[] {"-h"}));
     assertTrue(Main.USAGE.contains("oracle-backlog [--stream N]"), Main.USAGE);
+    assertTrue(Main.USAGE.contains("long [--stream N]"), Main.USAGE);
     assertTrue(Main.command(new String[] {"list"}).get().contains("S3"));
   }
 }
