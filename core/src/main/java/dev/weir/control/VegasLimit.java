@@ -41,7 +41,12 @@ import java.time.Duration;
  *       whittle the limit down; an unused limit settles near its recent peak (below).
  *   <li><b>Baseline drift.</b> The baseline is the lowest smoothed median in a sliding horizon, so it
  *       cannot creep up with latency while the service is loaded; every 32 updates one window runs at
- *       0.8 of the limit, whose median is a fresh baseline candidate from below the operating point.
+ *       the limit less its target queue (at most 0.8 of the limit), where Vegas puts the knee, and
+ *       its median is a fresh baseline candidate from below the operating point. On a
+ *       processor-shared service, whose latency grows with every request in flight, a probe at a
+ *       fixed depth above that reads a queue's latency, and each time the horizon slides the
+ *       baseline rises to it and the limit with it; at the knee it reads the baseline itself,
+ *       and the lowest of such readings can only bring it down.
  *       Within the horizon the baseline rises only on evidence that the service itself got slower:
  *       the limit was cut by a fifth, and by three standard errors of a window's median, and
  *       latency fell by less than half as much, where a queue's latency would have fallen with it.
@@ -73,7 +78,10 @@ public final class VegasLimit implements Limit {
   private static final double SLOW_START_EXIT = 1.5;
   /** Every this many updates while the limit binds, one window runs at a lower limit. */
   private static final int PROBE_EVERY = 32;
-  /** The probe window's limit, as a fraction of the limit: deep enough to get below the knee. */
+  /**
+   * The probe window's limit, as a fraction of the limit, at most: deep enough to get below a
+   * pool's knee; deeper still when the target queue is more than a fifth of the limit.
+   */
   private static final double PROBE_DEPTH = 0.8;
   /**
    * An unused limit settles at this many times the recent peak inflight: room for a service that
@@ -131,6 +139,8 @@ public final class VegasLimit implements Limit {
   private double noise;
   private int risesInARow;
   private boolean probing;
+  /** The current probe's limit, as a fraction of the limit. */
+  private double probeDepth = PROBE_DEPTH;
   private int updatesSinceProbe;
   private double recentPeak;
 
@@ -235,7 +245,7 @@ public final class VegasLimit implements Limit {
   }
 
   private int current() {
-    return probing ? Math.max(minLimit, (int) (limit * PROBE_DEPTH)) : (int) limit;
+    return probing ? Math.max(minLimit, (int) (limit * probeDepth)) : (int) limit;
   }
 
   private enum Phase {
@@ -342,17 +352,19 @@ public final class VegasLimit implements Limit {
     double error = medianError(samples);
     noise = noise == 0 ? error : 0.5 * noise + 0.5 * error;
     trackBaseline(now, (long) smoothed);
-    if (binding && ++updatesSinceProbe >= PROBE_EVERY) {
-      updatesSinceProbe = 0;
-      probing = true;
-      return;
-    }
-
     double ratio = Math.max(1, smoothed / Math.max(1, baseline));
     double queue = limit * (1 - 1 / ratio);
     double noiseShare = NOISE_FLOOR * noise;
     double target = Math.max(Math.max(1.5, targetQueue * limit),
         Math.min(noiseShare, NOISE_FLOOR_MAX) * limit);
+    if (binding && ++updatesSinceProbe >= PROBE_EVERY) {
+      // At most where Vegas puts the knee, the limit less its target queue: a fixed depth above it
+      // reads the latency of a queue on a processor-shared service, and the baseline creeps up.
+      updatesSinceProbe = 0;
+      probing = true;
+      probeDepth = Math.min(PROBE_DEPTH, 1 - target / limit);
+      return;
+    }
 
     if (queue > target) {
       double cut = Math.max(REBASE_CUT, noiseShare);
