@@ -10,10 +10,11 @@ import java.util.concurrent.Future;
 /**
  * Steady overload held for a quarter of an hour, which the corpus's 20-second runs cannot show:
  * whether Weir's operating point stays where it settled or drifts as its baseline's horizon (60 s)
- * slides. A handful of services, each at a fixed multiple of its capacity with tiers 1 and 5 half
- * and half, behind Weir alone; each row is one period of {@value #PERIOD} s: the mean limit,
- * goodput as a share of capacity, the top tier's success, and its P99 as a multiple of the
- * unloaded P99 (the corpus's reference: the service at 0.3x, unguarded) (docs/corpus.md, "Fifteen minutes of steady overload").
+ * slides. Nine services, each at a fixed multiple of its capacity with tiers 1 and 5 half and
+ * half, behind Weir alone; each row is one period of {@value #PERIOD} s: the mean limit, goodput
+ * as a share of capacity, the top tier's success, and its P99 as a multiple of the unloaded P99,
+ * the corpus's reference: the service at 0.3x, unguarded (docs/corpus.md, "Fifteen minutes of
+ * steady overload").
  */
 final class LongRuns {
   /** Simulated seconds a run lasts. */
