@@ -292,8 +292,7 @@ public final class Corpus {
       loadAt = t -> l * cap;
       shape = String.format(Locale.ROOT, "%.1fx", load);
     }
-    // Twice the unloaded P99, in half seconds, from 1 to 8 s: the longest tails time out.
-    double timeout = Math.min(8, Math.max(1, Math.ceil(4 * model.unloadedP99()) / 2));
+    double timeout = timeoutSeconds(model);
     String mixName = fixedPriority >= 0 ? "one priority (3:64)" : mixName(mix);
     Scenario s = Scenario.builder(String.format(Locale.ROOT, "%s-%02d", family, i))
         .description(String.format(Locale.ROOT, "%s; %s; %s; capacity %.0f/s; timeout %.1f s",
@@ -301,6 +300,11 @@ public final class Corpus {
         .service(model).arrivalsPerSecond(loadAt).tierMix(mix).fixedPriority(fixedPriority)
         .requestTimeout(timeout).duration(END + timeout + 0.5).seed(seed).build();
     return new Case(s, family, heldOut, load);
+  }
+
+  /** Twice the unloaded P99, in half seconds, from 1 to 8 s: the longest tails time out. */
+  static double timeoutSeconds(ServiceModel model) {
+    return Math.min(8, Math.max(1, Math.ceil(4 * model.unloadedP99()) / 2));
   }
 
   private static String mixName(double[] mix) {

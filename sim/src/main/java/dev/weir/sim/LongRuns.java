@@ -74,15 +74,13 @@ final class LongRuns {
     ServiceModel m = s.model();
     double capacity = m.capacity();
     double load = s.load() * capacity;
-    // As the corpus: twice the unloaded P99, in half seconds, from 1 to 8 s.
-    double timeout = Math.min(8, Math.max(1, Math.ceil(4 * m.unloadedP99()) / 2));
+    double timeout = Corpus.timeoutSeconds(m);
     Scenario scenario = Scenario.builder(s.label()).service(m).arrivalsPerSecond(t -> load)
         .tierMix(Corpus.TWO_TIERS).requestTimeout(timeout).duration(DURATION).seed(seed).build();
     SimResult r = Simulation.run(scenario, Guard.WEIR);
-    // The corpus's reference: the same service at 0.3x, unguarded.
-    double unloadedP99Ms = Simulation.run(scenario.toBuilder()
-        .arrivalsPerSecond(t -> 0.3 * capacity).duration(Corpus.END).build(), Guard.NONE)
-        .report(Corpus.WARM, Corpus.END).latencyQuantileNanos(1, 0.99) / 1e6;
+    // The corpus's reference, from a run as long as the corpus's window.
+    double unloadedP99Ms = Scorecard.unloadedP99Ms(
+        new Corpus.Case(scenario.withDuration(Corpus.END), "long", false, s.load()));
     StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
         "%s: capacity %.0f/s, unloaded P99 %.1f ms, timeout %.1f s%n", s.label(), capacity,
         unloadedP99Ms, timeout));
