@@ -50,6 +50,10 @@ import java.time.Duration;
  *       Within the horizon the baseline rises only on evidence that the service itself got slower:
  *       the limit was cut by a fifth, and by three standard errors of a window's median, and
  *       latency fell by less than half as much, where a queue's latency would have fallen with it.
+ *       Latency that still lags a higher limit, as on a processor-shared service, gives the same
+ *       evidence, so the rebase follows neither reading all the way: it undoes half the cut and
+ *       reads the latency now as the target queue there. A baseline set to the latency itself
+ *       reads no queue, so the limit grows, latency lags again, and the limit ratchets up.
  *   <li><b>Noise read as queueing.</b> The baseline is the lowest of many noisy medians, so it
  *       reads low by about one and a half of their standard errors: on a heavy-tailed service
  *       (lognormal sigma 1) more than the target's slack, and the limit would sit below the
@@ -373,8 +377,13 @@ public final class VegasLimit implements Limit {
         cutStartLatency = smoothed;
       } else if (limit <= (1 - cut) * cutStartLimit && smoothed >= (1 - cut / 2) * cutStartLatency) {
         // Cutting concurrency did not cut latency, beyond the median's noise: the service itself
-        // is slower now.
-        rebase((long) smoothed);
+        // is slower now, or latency still lags a higher limit, as every answer's does on a
+        // processor-shared service; a few windows cannot tell the two apart. The rebase follows
+        // neither all the way: it undoes half the cut, and the new baseline reads the latency now
+        // as the target queue at that limit, so that Vegas neither cuts nor grows on it (at most
+        // half the latency, as the noise floor's share: a few requests' floor would read it all).
+        limit = 0.5 * (limit + cutStartLimit);
+        rebase((long) (smoothed * (1 - Math.min(target / limit, NOISE_FLOOR_MAX))));
         return;
       }
       // The queue estimate is below the limit, so one update cuts less than half of it.

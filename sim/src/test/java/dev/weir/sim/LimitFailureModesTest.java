@@ -75,6 +75,31 @@ class LimitFailureModesTest {
   }
 
   /**
+   * On a processor-shared service every answer's latency follows the concurrency over its whole
+   * life, so latency keeps rising for a round trip after the limit grew, and a cut that meets it
+   * reads as a slower service. Rebased to that latency, Vegas read no queue and grew the limit
+   * again, and each such rebase ratcheted it up: at 1.2x over five minutes, 2 cores' limit reached
+   * 12 (top tier's P99 162 ms) and 4 cores' 15 (94 ms), where the knee is the cores plus a few
+   * (docs/corpus.md, "A rebase that follows neither reading").
+   */
+  @Test
+  void aCutThatMeetsLaggingLatencyDoesNotRatchetTheLimitUp() {
+    for (int cores : new int[] {2, 4}) {
+      for (long seed = 1; seed <= 3; seed++) {
+        ServiceModel m = ServiceModel.cpu(cores, Dist.lognormal(0.004, 1.0));
+        double capacity = m.capacity();
+        Scenario s = Scenario.builder("lagging-ps").service(m)
+            .arrivalsPerSecond(t -> 1.2 * capacity).tierMix(Corpus.TWO_TIERS).requestTimeout(1)
+            .duration(300).seed(seed).build();
+        SimResult r = Simulation.run(s, Guard.WEIR);
+        double late = Arrays.stream(r.limits(240, 300)).average().orElseThrow();
+        assertTrue(late <= 2 * cores + 4,
+            cores + " cores, seed " + seed + ": mean limit " + late + " in the fifth minute");
+      }
+    }
+  }
+
+  /**
    * Slow start overshoots the knee by up to a doubling. Judged against latency measured at wherever
    * it restarts, the limit stays above the knee, and every admitted request queues inside the
    * service behind the excess: on the overload experiment's 8 servers at 3x the limit settled at 14
