@@ -380,8 +380,9 @@ public final class VegasLimit implements Limit {
         // is slower now, or latency still lags a higher limit, as every answer's does on a
         // processor-shared service; a few windows cannot tell the two apart. The rebase follows
         // neither all the way: it undoes half the cut, and the new baseline reads the latency now
-        // as the target queue at that limit, so that Vegas neither cuts nor grows on it (at most
-        // half the latency, as the noise floor's share: a few requests' floor would read it all).
+        // as the target queue at that limit, so that Vegas neither cuts nor grows on it. The
+        // target's share is capped as the noise floor's is: at a limit of two or three, the floor
+        // of 1.5 requests would read nearly all of the latency as queue.
         limit = 0.5 * (limit + cutStartLimit);
         rebase((long) (smoothed * (1 - Math.min(target / limit, NOISE_FLOOR_MAX))));
         return;
