@@ -54,13 +54,9 @@ class LimitFailureModesTest {
    */
   @Test
   void theLimitDoesNotClimbOverMinutesOnANoisyProcessorSharedService() {
+    double capacity = noisyProcessorShared(2).capacity();
     for (long seed = 1; seed <= 3; seed++) {
-      ServiceModel m = ServiceModel.cpu(2, Dist.lognormal(0.004, 1.0));
-      double capacity = m.capacity();
-      Scenario s = Scenario.builder("noisy-ps").service(m)
-          .arrivalsPerSecond(t -> 1.5 * capacity).tierMix(Corpus.TWO_TIERS).requestTimeout(1)
-          .duration(900).seed(seed).build();
-      SimResult r = Simulation.run(s, Guard.WEIR);
+      SimResult r = atSteadyOverload(noisyProcessorShared(2), 1.5, 900, seed);
       double early = Arrays.stream(r.limits(60, 180)).average().orElseThrow();
       double late = Arrays.stream(r.limits(720, 900)).average().orElseThrow();
       Report last = r.report(720, 900);
@@ -86,17 +82,27 @@ class LimitFailureModesTest {
   void aCutThatMeetsLaggingLatencyDoesNotRatchetTheLimitUp() {
     for (int cores : new int[] {2, 4}) {
       for (long seed = 1; seed <= 3; seed++) {
-        ServiceModel m = ServiceModel.cpu(cores, Dist.lognormal(0.004, 1.0));
-        double capacity = m.capacity();
-        Scenario s = Scenario.builder("lagging-ps").service(m)
-            .arrivalsPerSecond(t -> 1.2 * capacity).tierMix(Corpus.TWO_TIERS).requestTimeout(1)
-            .duration(300).seed(seed).build();
-        SimResult r = Simulation.run(s, Guard.WEIR);
+        SimResult r = atSteadyOverload(noisyProcessorShared(cores), 1.2, 300, seed);
         double late = Arrays.stream(r.limits(240, 300)).average().orElseThrow();
         assertTrue(late <= 2 * cores + 4,
             cores + " cores, seed " + seed + ": mean limit " + late + " in the fifth minute");
       }
     }
+  }
+
+  /** CPU-bound work of lognormal 4 ms, sigma 1, shared by {@code cores} cores. */
+  private static ServiceModel noisyProcessorShared(int cores) {
+    return ServiceModel.cpu(cores, Dist.lognormal(0.004, 1.0));
+  }
+
+  /** {@code m} behind Weir at {@code load} times its capacity, tiers 1 and 5, a 1-s timeout. */
+  private static SimResult atSteadyOverload(ServiceModel m, double load, double seconds,
+      long seed) {
+    double capacity = m.capacity();
+    Scenario s = Scenario.builder("noisy-ps").service(m)
+        .arrivalsPerSecond(t -> load * capacity).tierMix(Corpus.TWO_TIERS).requestTimeout(1)
+        .duration(seconds).seed(seed).build();
+    return Simulation.run(s, Guard.WEIR);
   }
 
   /**
