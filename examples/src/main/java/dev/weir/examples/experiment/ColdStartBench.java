@@ -58,9 +58,9 @@ public final class ColdStartBench {
       "  --warmup N        seconds of load before the measured ones (default 15)",
       "  --seconds N       measured seconds (default 10)",
       "  --seed N          the first run's load seed; run k uses seed + k (default 1)",
-      "  --trace N         every N seconds of a run, the route's limit and its answers and sheds",
-      "                    a second since the last line, from /weir/status, on stderr (Weir's",
-      "                    guards; default 0: none)",
+      "  --trace N         every N seconds of a run, the route's limit, in flight, queued and",
+      "                    cutoff, and its answers and sheds a second since the last line, from",
+      "                    /weir/status, on stderr (Weir's guards; default 0: none)",
       "  --jvm-args '...'  extra JVM options for the server JVMs; one that starts with -- needs",
       "                    the = form: --jvm-args=--enable-preview",
       "  --help            this text",
@@ -205,8 +205,9 @@ public final class ColdStartBench {
   }
 
   /**
-   * Prints a line every period of a run: the route's limit, and its answers and sheds a second
-   * since the line before, from the status JSON's counters. A reading that fails is skipped.
+   * Prints a line every period of a run: the route's limit, requests in flight and queued, its
+   * priority cutoff, and its answers and sheds a second since the line before, from the status
+   * JSON. A reading that fails is skipped.
    */
   private static final class Tracer {
     private final String guard;
@@ -240,8 +241,9 @@ public final class ColdStartBench {
         route = route.substring(0, route.indexOf('}'));
         long ok = sum(route, "succeeded");
         long rejected = sum(route, "shed") + sum(route, "queue_full") + sum(route, "queue_timeout");
-        log.printf(Locale.ROOT, "trace %s seed %d at %4d s: limit %s, succeeded %.1f/s,"
-            + " shed %.1f/s%n", guard, seed, ticks * period, m.group(1),
+        log.printf(Locale.ROOT, "trace %s seed %d at %4d s: limit %s, in flight %d, queued %d,"
+            + " cutoff %d, succeeded %.1f/s, shed %.1f/s%n", guard, seed, ticks * period,
+            m.group(1), field(route, "inflight"), field(route, "queued"), field(route, "cutoff"),
             (double) (ok - succeeded) / period, (double) (rejected - shed) / period);
         succeeded = ok;
         shed = rejected;
@@ -250,6 +252,12 @@ public final class ColdStartBench {
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
+    }
+
+    /** The number {@code name} in one shedder's JSON, or -1 if it has none. */
+    private static long field(String route, String name) {
+      Matcher m = Pattern.compile("\"" + name + "\":(-?[0-9]+)").matcher(route);
+      return m.find() ? Long.parseLong(m.group(1)) : -1;
     }
 
     /** The sum of the counter array {@code name} in one shedder's JSON. */

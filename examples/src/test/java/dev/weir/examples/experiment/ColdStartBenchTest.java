@@ -26,8 +26,9 @@ class ColdStartBenchTest {
         List.of(Guard.WEIR, Guard.NONE), 1, 0.5, 100, 1, 1, 7, "", 1);
     String text = buf.toString(StandardCharsets.UTF_8);
     String log = logBuf.toString(StandardCharsets.UTF_8);
-    assertTrue(log.matches("(?s).*trace weir seed 7 at +1 s: limit \\d+, succeeded [0-9.]+/s,"
-        + " shed 0\\.0/s.*"), "Weir's first traced second: " + log);
+    assertTrue(log.matches("(?s).*trace weir seed 7 at +1 s: limit \\d+, in flight \\d+, queued"
+        + " \\d+, cutoff \\d+, succeeded [0-9.]+/s, shed 0\\.0/s.*"),
+        "Weir's first traced second: " + log);
     assertFalse(log.contains("trace none"), "no guard, no status to trace: " + log);
     assertTrue(text.contains("at 0.50x of 100.0 req/s = 50.0 req/s"), text);
     assertTrue(text.contains("the server's JVM on core " + lastCore + ")"), text);
