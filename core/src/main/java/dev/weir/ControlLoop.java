@@ -12,6 +12,12 @@ import java.util.logging.Logger;
  * policy's decisions to the {@link Admission} mechanism: the limit, the cutoff and the queue's
  * bound; it also sets the latency sampling rate ({@link #sampleMaskFor}). Ticks never overlap, so
  * its state needs no synchronisation.
+ *
+ * <p>At {@code FINE}, the {@code dev.weir.LoadShedder} logger gets a line for every tick that
+ * changes the limit: the limit before and after, the cutoff, what was in flight and queued, and
+ * the limit controller's own account of its state (its {@code toString}), so that a limit that
+ * settles somewhere unexpected on a real service can be traced. Off, it costs one level check a
+ * tick.
  */
 final class ControlLoop {
   private static final Logger LOG = Logger.getLogger(LoadShedder.class.getName());
@@ -66,7 +72,13 @@ final class ControlLoop {
       // The watchdog first, so that this window counts what it reclaims.
       admission.watchdog.sweep(now, intervalNanos);
       fillWindow(now);
+      int before = window.limit;
       policy.decide(window);
+      if (policy.limit != before && LOG.isLoggable(Level.FINE)) {
+        LOG.fine("load shedder '" + name + "': limit " + before + " -> " + policy.limit
+            + ", cutoff " + policy.cutoff + ", in flight " + window.inflight + ", queued "
+            + window.queueLength + "; " + policy.limitState());
+      }
       credits.setLimit(policy.limit);
       admission.setCutoff(policy.cutoff);
       admission.setQueueBounds(policy.queueBound, policy.sparedLevels, policy.sparedBound);

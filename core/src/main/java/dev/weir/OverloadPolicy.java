@@ -51,6 +51,11 @@ final class OverloadPolicy {
     this.queueBound = queueCapacity;
   }
 
+  /** The limit controller's own account of its state ({@link Object#toString}), for logs. */
+  String limitState() {
+    return limitController.toString();
+  }
+
   /** Decides the limit, the cutoff and the queue's bound from one interval's observations. */
   void decide(ControlWindow w) {
     int max = limitController.maxLimit();

@@ -147,6 +147,9 @@ public final class VegasLimit implements Limit {
   private double probeDepth = PROBE_DEPTH;
   private int updatesSinceProbe;
   private double recentPeak;
+  /** The last window's median latency, and the rebases so far: for {@link #toString}. */
+  private long lastMedian;
+  private int rebases;
 
   // The current window, accumulated over ticks until it has enough samples.
   private final LatencyHistogram window = new LatencyHistogram();
@@ -281,6 +284,7 @@ public final class VegasLimit implements Limit {
       return;
     }
     long median = window.quantile(0.5);
+    lastMedian = median;
     switch (phase) {
       case MEASURE:
         baseline = median;
@@ -486,6 +490,7 @@ public final class VegasLimit implements Limit {
   }
 
   private void rebase(long value) {
+    rebases++;
     seed = Long.MAX_VALUE;
     java.util.Arrays.fill(minSlots, Long.MAX_VALUE);
     minSlots[slot] = value;
@@ -503,10 +508,19 @@ public final class VegasLimit implements Limit {
     windowLimit = Integer.MAX_VALUE;
   }
 
+  /**
+   * The state behind the limit, for logs: the limit (with its fraction), the phase, the last
+   * window's median, the smoothed median and the baseline in microseconds, the noise (a window
+   * median's relative standard error), how many times the baseline was rebased on evidence of a
+   * slower service, and whether a probe window is running.
+   */
   @Override
   public String toString() {
-    return "VegasLimit{limit=" + (int) limit + ", baseline=" + baseline / 1000 + "us, smoothed="
-        + (long) smoothed / 1000 + "us}";
+    return String.format(java.util.Locale.ROOT,
+        "VegasLimit{limit=%.1f, %s, median=%dus, smoothed=%dus, baseline=%dus, noise=%.3f,"
+            + " rebases=%d%s}",
+        limit, phase, lastMedian / 1000, (long) smoothed / 1000, baselineNanos() / 1000, noise,
+        rebases, probing ? ", probing" : "");
   }
 
   /** Settings for a {@link VegasLimit}; each has a default that suits most services. */
