@@ -121,6 +121,13 @@ public final class VegasLimit implements Limit {
    * with latency falling by less than half as much, is evidence that the service is slower.
    */
   private static final double REBASE_CUT = 0.2;
+  /**
+   * The share of each window's standard error in the smoothed noise: about ten windows' worth, so
+   * that one window's spread neither lifts the target nor, by dipping, lets a cut within the
+   * noise rebase. Where the limit moves, a processor-shared service's latencies spread with it,
+   * and a faster estimate fed the growth it measured.
+   */
+  private static final double NOISE_WEIGHT = 0.1;
   /** A sample median's standard error over a normal sample's standard deviation, sqrt(pi/2). */
   private static final double MEDIAN_ERROR = 1.2533;
   /** The interquartile range of a standard normal: a robust spread of the latencies' logs. */
@@ -139,7 +146,10 @@ public final class VegasLimit implements Limit {
   private double limit;
   private long baseline;
   private double smoothed;
-  /** The smoothed relative standard error of a window's median: how far one reads by chance. */
+  /**
+   * The relative standard error of a window's median, smoothed over about ten windows: how far one
+   * reads by chance.
+   */
   private double noise;
   private int risesInARow;
   private boolean probing;
@@ -358,7 +368,7 @@ public final class VegasLimit implements Limit {
     }
     smoothed = smoothed == 0 ? median : 0.5 * smoothed + 0.5 * median;
     double error = medianError(samples);
-    noise = noise == 0 ? error : 0.5 * noise + 0.5 * error;
+    noise = noise == 0 ? error : (1 - NOISE_WEIGHT) * noise + NOISE_WEIGHT * error;
     trackBaseline(now, (long) smoothed);
     double ratio = Math.max(1, smoothed / Math.max(1, baseline));
     double queue = limit * (1 - 1 / ratio);
