@@ -17,7 +17,7 @@ import java.util.logging.Logger;
  * changes the limit: the limit before and after, the cutoff, what was in flight and queued, and
  * the limit controller's own account of its state (its {@code toString}), so that a limit that
  * settles somewhere unexpected on a real service can be traced. Off, it costs one level check a
- * tick.
+ * tick; on, the log's handlers run on the timer thread, so it is for tracing, not for production.
  */
 final class ControlLoop {
   private static final Logger LOG = Logger.getLogger(LoadShedder.class.getName());

@@ -125,7 +125,7 @@ public final class VegasLimit implements Limit {
    * The share of each window's standard error in the smoothed noise: about ten windows' worth, so
    * that one window's spread neither lifts the target nor, by dipping, lets a cut within the
    * noise rebase. Where the limit moves, a processor-shared service's latencies spread with it,
-   * and a faster estimate fed the growth it measured.
+   * and a faster estimate would follow that spread up and feed the growth that made it.
    */
   private static final double NOISE_WEIGHT = 0.1;
   /** A sample median's standard error over a normal sample's standard deviation, sqrt(pi/2). */
