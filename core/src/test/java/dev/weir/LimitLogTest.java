@@ -1,6 +1,8 @@
 package dev.weir;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -67,7 +69,7 @@ class LimitLogTest {
     log.addHandler(capture);
     try {
       LoadShedder s = overloadForTwoSeconds(new VirtualTime());
-      assertTrue(s.limit() != 4, "the limit never moved from its initial 4");
+      assertNotEquals(4, s.limit(), "the limit never moved from its initial 4");
       List<LogRecord> limitChanges = new ArrayList<>();
       for (LogRecord r : capture.records) {
         if (r.getMessage().startsWith("load shedder 'orders': limit ")) {
@@ -84,7 +86,7 @@ class LimitLogTest {
   @Test
   void atFineEachChangeOfTheLimitIsLoggedWithTheControllersState() {
     List<LogRecord> records = limitRecords(Level.FINE);
-    assertTrue(!records.isEmpty(), "no record of the limit's changes");
+    assertFalse(records.isEmpty(), "no record of the limit's changes");
     LogRecord first = records.get(0);
     assertEquals(Level.FINE, first.getLevel());
     assertTrue(first.getMessage().startsWith("load shedder 'orders': limit 4 -> "),
@@ -95,7 +97,7 @@ class LimitLogTest {
           && m.contains("rebases="), m);
       // A record says the limit changed: its two numbers differ.
       String[] change = m.substring(m.indexOf("limit ") + 6, m.indexOf(',')).split(" -> ");
-      assertTrue(!change[0].equals(change[1]), m);
+      assertNotEquals(change[0], change[1], m);
     }
   }
 

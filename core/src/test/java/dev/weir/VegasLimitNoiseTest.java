@@ -149,5 +149,4 @@ class VegasLimitNoiseTest {
         "the test needs a cut between a fifth and 0.3: " + before + " to " + limit);
     tick(limit, limit, 2 * BASE, judgingSpread);
   }
-
 }
