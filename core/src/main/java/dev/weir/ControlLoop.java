@@ -36,6 +36,8 @@ final class ControlLoop {
   private final Runnable tickTask = this::tick;
   private long lastTickNanos;
   private volatile Timer.Timeout tickTimeout;
+  /** Set by {@link LoadShedder#capConcurrency} on any thread; read at each tick. */
+  private volatile int concurrencyCap = Integer.MAX_VALUE;
 
   ControlLoop(String name, Admission admission, Limit limit, Rejector rejector, int queueCapacity,
       long requestTimeoutNanos, long queueTimeoutNanos, long intervalNanos) {
@@ -47,6 +49,14 @@ final class ControlLoop {
     this.intervalNanos = intervalNanos;
     this.window.requestTimeoutNanos = requestTimeoutNanos;
     this.window.queueTimeoutNanos = queueTimeoutNanos;
+  }
+
+  void capConcurrency(int cap) {
+    concurrencyCap = cap;
+  }
+
+  int concurrencyCap() {
+    return concurrencyCap;
   }
 
   /** Schedules the first tick, one interval from now. */
@@ -155,6 +165,7 @@ final class ControlLoop {
     w.inflight = credits.held();
     w.peakInflight = credits.takePeak(w.inflight);
     w.limit = credits.limit();
+    w.concurrencyCap = concurrencyCap;
     w.queueEmptied = admission.takeQueueEmptied();
   }
 }

@@ -26,6 +26,7 @@ public final class ControlWindow {
   int inflight;
   int peakInflight;
   int limit;
+  int concurrencyCap = Integer.MAX_VALUE;
   boolean queueEmptied;
   long requestTimeoutNanos;
   long queueTimeoutNanos;
@@ -87,6 +88,14 @@ public final class ControlWindow {
 
   /** The inflight limit in force during the interval. */
   public int limit() { return limit; }
+
+  /**
+   * The most admitted requests the host can run at once, as its adapter reported with {@link
+   * LoadShedder#capConcurrency}; {@link Integer#MAX_VALUE} if it did not. The shedder keeps the
+   * limit at most this, whatever its {@link Limit} returns; a limit that learns from latency keeps
+   * its own state under it too, since cutting a limit above it cuts nothing that runs.
+   */
+  public int concurrencyCap() { return concurrencyCap; }
 
   /** Whether the queue was empty at some moment of the interval (or is now). */
   public boolean queueEmptied() { return queueEmptied; }

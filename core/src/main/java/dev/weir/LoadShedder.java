@@ -158,6 +158,23 @@ public final class LoadShedder implements AutoCloseable {
   /** The largest limit the limit controller may set; sizes worker pools. */
   public int maxLimit() { return limitController.maxLimit(); }
 
+  /**
+   * Keeps the limit at most {@code cap}, the most admitted requests the host can run at once, from
+   * the next control tick on. An adapter calls it when it learns that each admitted request holds
+   * one of a bounded pool's threads while it runs, as a synchronous servlet does: above that many,
+   * admitted requests would wait for a thread in the host's own queue, where the shedder neither
+   * sees them nor orders them by priority, and a cut of a limit above the cap would cut nothing
+   * that runs. Thread-safe; the last call wins, and {@link Integer#MAX_VALUE} lifts the cap.
+   *
+   * @throws IllegalArgumentException if {@code cap} is below 1
+   */
+  public void capConcurrency(int cap) {
+    control.capConcurrency(Check.atLeast("cap", cap, 1));
+  }
+
+  /** The cap set by {@link #capConcurrency}, or {@link Integer#MAX_VALUE} if none. */
+  public int concurrencyCap() { return control.concurrencyCap(); }
+
   /** The default request timeout, in nanoseconds. */
   public long requestTimeoutNanos() { return requestTimeoutNanos; }
 

@@ -58,7 +58,7 @@ final class OverloadPolicy {
 
   /** Decides the limit, the cutoff and the queue's bound from one interval's observations. */
   void decide(ControlWindow w) {
-    int max = limitController.maxLimit();
+    int max = Math.min(limitController.maxLimit(), w.concurrencyCap());
     limit = Math.max(1, Math.min(max, limitController.update(w)));
     // The rejector aims at the interval just observed: the limit and the cut in force during it.
     int bound = overloadBound(w.limit());

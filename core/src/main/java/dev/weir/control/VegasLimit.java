@@ -230,6 +230,14 @@ public final class VegasLimit implements Limit {
 
   @Override
   public int update(ControlWindow w) {
+    learn(w);
+    // Above the host's cap a cut would cut nothing that runs, and the rebase would read the
+    // unchanged latency as a slower service.
+    limit = Math.min(limit, w.concurrencyCap());
+    return current();
+  }
+
+  private void learn(ControlWindow w) {
     long now = w.nowNanos();
     if (windowStart == Long.MIN_VALUE) {
       windowStart = now - w.intervalNanos();
@@ -252,13 +260,12 @@ public final class VegasLimit implements Limit {
     long needed = phase == Phase.NORMAL ? minSamples
         : (phase == Phase.MEASURE ? MEASURE_SAMPLES : SLOW_START_SAMPLES);
     if (total < needed && now - windowStart < maxWindowNanos) {
-      return current();
+      return;
     }
     if (total >= Math.min(needed, 5)) {
       decide(now, w.inflight());
     }
     resetWindow(now);
-    return current();
   }
 
   private int current() {

@@ -69,7 +69,7 @@ final class Exchange extends Request.Wrapper
   private final Response response;
   private final Callback callback;
   @SuppressWarnings("unused") private volatile int phase; // through PHASE
-  @SuppressWarnings("unused") private volatile boolean done; // through DONE
+  private volatile boolean done; // set through DONE
   private volatile Permit permit;
   private volatile RejectReason rejected;
   private volatile Ticket ticket;
@@ -77,6 +77,7 @@ final class Exchange extends Request.Wrapper
   private volatile BoundedResponse bounded;
   /** Whether the application was handed the permit, as an attribute: then it is never recycled. */
   private volatile boolean permitRead;
+  private LoadShedder shedder; // set before submit
 
   Exchange(WeirHandler handler, Handler next, Request request, Response response,
       Callback callback) {
@@ -89,6 +90,7 @@ final class Exchange extends Request.Wrapper
 
   /** On the handling thread: submits, then acts here if decided, or leaves it to the callback. */
   boolean start(LoadShedder shedder, int priority) throws Exception {
+    this.shedder = shedder;
     getWrapped().addFailureListener(this);
     Ticket t = shedder.submit(priority, this);
     if (PHASE.compareAndSet(this, SUBMITTING, PARKED)) {
@@ -194,6 +196,10 @@ final class Exchange extends Request.Wrapper
       return true;
     }
     if (handled) {
+      if (done) {
+        // Completed before handle returned: the request held this thread while it ran.
+        handler.ranOnServerThread(shedder, getWrapped());
+      }
       return true;
     }
     BoundedResponse b = bounded;

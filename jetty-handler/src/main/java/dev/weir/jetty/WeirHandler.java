@@ -8,6 +8,7 @@ import dev.weir.http.HttpAnswers;
 import dev.weir.http.PriorityHeaders;
 import dev.weir.http.RouteKeys;
 import dev.weir.http.RouteShedders;
+import dev.weir.http.ServerThreads;
 import dev.weir.internal.Check;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -22,6 +23,8 @@ import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ThreadPool;
 
 /**
  * A Jetty 12 core {@link Handler.Wrapper} that admits requests through Weir {@link LoadShedder}s
@@ -86,6 +89,8 @@ public final class WeirHandler extends Handler.Wrapper {
   private final Answers answers;
   private volatile RouteShedders<Request> routes;
   private volatile boolean stopped;
+  /** Caps a route whose requests hold the server's threads at what those threads run. */
+  private final ServerThreads serverThreads = new ServerThreads();
 
   /** Zero configuration; set the application with {@link #setHandler}. */
   public WeirHandler() {
@@ -199,6 +204,31 @@ public final class WeirHandler extends Handler.Wrapper {
   /** The handler's own answers. */
   public HttpAnswers answers() {
     return answers.answers();
+  }
+
+  /**
+   * Called after an admitted request completed before its handler returned, so held its server
+   * thread while it ran: caps its route's limit at what the server's threads can run ({@link
+   * ServerThreads}), so that admitted requests never wait for a thread in the server's queue, where
+   * this handler neither sees them nor orders them by priority.
+   */
+  void ranOnServerThread(LoadShedder route, Request request) {
+    serverThreads.ranOnServerThread(route, request, WeirHandler::poolThreads);
+  }
+
+  /**
+   * The threads of {@code request}'s server that can run requests: a {@link QueuedThreadPool}'s
+   * maximum less what its connectors leased (acceptors and selectors), another sized pool's
+   * maximum; 0 if unknown, or if virtual threads run the requests, which hold no pool thread.
+   */
+  private static int poolThreads(Request request) {
+    ThreadPool pool = request.getConnectionMetaData().getConnector().getServer().getThreadPool();
+    if (pool instanceof QueuedThreadPool) {
+      QueuedThreadPool q = (QueuedThreadPool) pool;
+      return q.getVirtualThreadsExecutor() != null ? 0 : q.getMaxAvailableThreads();
+    }
+    return pool instanceof ThreadPool.SizedThreadPool
+        ? ((ThreadPool.SizedThreadPool) pool).getMaxThreads() : 0;
   }
 
   Answers answerWriter() {

@@ -10,6 +10,7 @@ import dev.weir.http.HttpAnswer;
 import dev.weir.http.HttpAnswers;
 import dev.weir.http.PriorityHeaders;
 import dev.weir.http.RouteShedders;
+import dev.weir.http.ServerThreads;
 import dev.weir.internal.Check;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tag;
@@ -100,15 +101,17 @@ public final class WeirFilter implements Filter {
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
   /**
-   * Every Jetty class {@link JettyServletHeaders}, {@link JettyServletChannel} and {@link
-   * JettyWriterCharset} use is visible here, so they may run.
+   * Every Jetty class {@link JettyServletHeaders}, {@link JettyServletChannel}, {@link
+   * JettyWriterCharset} and {@link JettyThreads} use is visible here, so they may run.
    */
   static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest")
       && visible("org.eclipse.jetty.ee10.servlet.ServletContextRequest")
       && visible("org.eclipse.jetty.ee10.servlet.ServletChannel")
       && visible("org.eclipse.jetty.ee10.servlet.ServletApiResponse")
       && visible("org.eclipse.jetty.http.HttpFields")
-      && visible("org.eclipse.jetty.http.HttpField");
+      && visible("org.eclipse.jetty.http.HttpField")
+      && visible("org.eclipse.jetty.server.Server")
+      && visible("org.eclipse.jetty.util.thread.QueuedThreadPool");
 
   /**
    * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
@@ -139,6 +142,8 @@ public final class WeirFilter implements Filter {
   private volatile RouteShedders<HttpServletRequest> shedders;
   private volatile WorkerPool deadlinePool;
   private volatile boolean destroyed;
+  /** Caps a route whose requests run on the container's threads at what those threads run. */
+  private final ServerThreads serverThreads = new ServerThreads();
 
   /** The zero-configuration filter; settings come from init-params in {@link #init}. */
   public WeirFilter() {
@@ -239,6 +244,21 @@ public final class WeirFilter implements Filter {
     int priority = priorityOf(request);
     LoadShedder shedder = routes.forRequest(request);
     Exchange.handle(this, shedder, request, response, priority, chain);
+  }
+
+  /**
+   * Called after an admitted request ran its whole chain on its container thread: caps its
+   * route's limit at what the container's threads can run ({@link ServerThreads}), so that
+   * admitted requests never wait for a thread in the container's queue, where this filter neither
+   * sees them nor orders them by priority. Off Jetty, or with virtual threads running the
+   * requests, nothing is capped.
+   */
+  void ranOnContainerThread(LoadShedder route, HttpServletRequest request) {
+    serverThreads.ranOnServerThread(route, request, WeirFilter::containerThreads);
+  }
+
+  private static int containerThreads(HttpServletRequest request) {
+    return ON_JETTY ? JettyThreads.of(request) : 0;
   }
 
   /**

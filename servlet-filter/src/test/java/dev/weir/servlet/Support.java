@@ -22,12 +22,12 @@ import java.util.function.Supplier;
 final class Support {
   private Support() {}
 
-  /** A filter config with these init-params, as a {@code web.xml} would give. */
   /** A shedder template: one request at a time, nothing shed at the door. */
   static LoadShedder.Builder oneAtATime() {
     return LoadShedder.builder().limit(() -> Limits.fixed(1)).rejector(Rejectors::none);
   }
 
+  /** A filter config with these init-params, as a {@code web.xml} would give. */
   static FilterConfig filterConfig(Map<String, String> params) {
     return new FilterConfig() {
       @Override

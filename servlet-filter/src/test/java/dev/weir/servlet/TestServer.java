@@ -15,6 +15,7 @@ import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /** A real Jetty 12 (ee10) server on 127.0.0.1, an ephemeral port, with one filter. */
 final class TestServer implements AutoCloseable {
@@ -23,9 +24,10 @@ final class TestServer implements AutoCloseable {
   private final ServerConnector connector;
 
   private TestServer(FilterHolder filterHolder, Map<String, HttpServlet> servlets,
-      boolean asyncSupported, EnumSet<DispatcherType> dispatches) throws Exception {
+      boolean asyncSupported, EnumSet<DispatcherType> dispatches, int maxThreads, Filter outer)
+      throws Exception {
     this.filterHolder = filterHolder;
-    server = new Server();
+    server = maxThreads > 0 ? new Server(new QueuedThreadPool(maxThreads)) : new Server();
     HttpConfiguration http = new HttpConfiguration();
     http.setRequestHeaderSize(128 * 1024); // let hostile 64KB headers reach the filter
     // HTTP/1.1, and HTTP/2 over clear text with prior knowledge, on the same port.
@@ -36,6 +38,11 @@ final class TestServer implements AutoCloseable {
     server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.setContextPath("/");
+    if (outer != null) {
+      FilterHolder h = new FilterHolder(outer);
+      h.setAsyncSupported(true);
+      context.addFilter(h, "/*", EnumSet.of(DispatcherType.REQUEST));
+    }
     filterHolder.setAsyncSupported(true);
     context.addFilter(filterHolder, "/*", dispatches);
     servlets.forEach((path, servlet) -> {
@@ -86,6 +93,8 @@ final class TestServer implements AutoCloseable {
     private boolean asyncSupported = true;
     private EnumSet<DispatcherType> dispatches =
         EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC);
+    private int maxThreads;
+    private Filter outer;
 
     private Builder(FilterHolder holder) {
       this.holder = holder;
@@ -107,8 +116,20 @@ final class TestServer implements AutoCloseable {
       return this;
     }
 
+    /** The server's thread pool: a {@link QueuedThreadPool} of at most {@code n} (default 200). */
+    Builder maxThreads(int n) {
+      this.maxThreads = n;
+      return this;
+    }
+
+    /** A filter ahead of the one under test, for the REQUEST dispatch. */
+    Builder outerFilter(Filter filter) {
+      this.outer = filter;
+      return this;
+    }
+
     TestServer start() throws Exception {
-      return new TestServer(holder, servlets, asyncSupported, dispatches);
+      return new TestServer(holder, servlets, asyncSupported, dispatches, maxThreads, outer);
     }
   }
 }

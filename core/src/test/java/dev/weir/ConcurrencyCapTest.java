@@ -1,0 +1,136 @@
+package dev.weir;
+
+import static dev.weir.VegasLimitSlowStartTest.MS;
+import static dev.weir.VegasLimitSlowStartTest.TICK;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.control.Limits;
+import dev.weir.control.Rejectors;
+import dev.weir.control.VegasLimit;
+import dev.weir.http.ServerThreads;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A host that runs each admitted request on one of a bounded pool's threads caps the limit
+ * ({@link LoadShedder#capConcurrency}): the shedder never admits more, whatever its limit
+ * controller says, and a {@link VegasLimit} keeps its own limit under the cap, so that it binds
+ * there and the shedder's queue, not the host's, holds what waits.
+ */
+class ConcurrencyCapTest {
+  private final VirtualTime time = new VirtualTime();
+
+  @Test
+  void aCappedShedderAdmitsNoMoreThanTheCapAndTheCapCanBeLifted() {
+    LoadShedder s = LoadShedder.builder().timer(time).limit(() -> Limits.fixed(50))
+        .rejector(Rejectors::none).build();
+    assertEquals(Integer.MAX_VALUE, s.concurrencyCap());
+    s.capConcurrency(10);
+    assertEquals(10, s.concurrencyCap());
+    time.advance(TICK); // a tick applies it
+    assertEquals(10, s.limit());
+    List<Recorder> requests = new ArrayList<>();
+    for (int i = 0; i < 12; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(1, i), r);
+      requests.add(r);
+    }
+    assertEquals(10, s.inflight());
+    assertEquals(2, s.queued());
+    assertNull(requests.get(11).permit);
+
+    s.capConcurrency(Integer.MAX_VALUE);
+    time.advance(TICK);
+    assertEquals(50, s.limit());
+    assertEquals(0, s.queued());
+    assertNotNull(requests.get(11).permit);
+    requests.forEach(r -> r.permit.success());
+    assertEquals(0, s.inflight());
+  }
+
+  @Test
+  void aCapBelowOneIsRefusedNamingIt() {
+    LoadShedder s = LoadShedder.builder().timer(time).build();
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> s.capConcurrency(0));
+    assertTrue(e.getMessage().contains("cap"), e.getMessage());
+    assertEquals(Integer.MAX_VALUE, s.concurrencyCap());
+  }
+
+  /**
+   * A host of 20 threads in front of a downstream whose latency does not depend on load: past 20
+   * in flight, requests would wait for a thread before the shedder. Uncapped, the limit grows past
+   * the threads, every window's peak is the 20 that run, and the limit settles half as high again
+   * without ever binding, so nothing waits in the shedder's queue. Capped, it sits at the cap and
+   * binds.
+   */
+  @Test
+  void aVegasLimitUnderACapBindsThereInsteadOfStandingAboveWhatRuns() {
+    assertTrue(settle(Integer.MAX_VALUE) > 25, "uncapped, the limit stands above the threads");
+    assertEquals(20, settle(20));
+  }
+
+  /** The limit after 600 ticks of demand beyond 20 threads, asserting it never passes the cap. */
+  private static int settle(int cap) {
+    VegasLimit v = VegasLimit.builder().build();
+    long now = 0;
+    int limit = v.initialLimit();
+    for (int i = 0; i < 600; i++) {
+      now += TICK;
+      ControlWindow w =
+          VegasLimitSlowStartTest.window(now, limit, Math.min(limit, 20), 100 * MS, 60);
+      w.concurrencyCap = cap;
+      limit = v.update(w);
+      assertTrue(limit <= cap, "limit " + limit + " above the cap " + cap + " at tick " + i);
+    }
+    return limit;
+  }
+
+  @Test
+  void aServerKeepsASixteenthOfItsThreadsAndAtLeastFour() {
+    assertEquals(187, ServerThreads.admittable(200));
+    assertEquals(46, ServerThreads.admittable(50));
+    assertEquals(12, ServerThreads.admittable(16));
+    assertEquals(1, ServerThreads.admittable(5));
+    assertEquals(1, ServerThreads.admittable(1));
+    assertThrows(IllegalArgumentException.class, () -> ServerThreads.admittable(0));
+  }
+
+  @Test
+  void aRouteThatRanOnAServerThreadIsCappedAndThePoolIsReadOnce() {
+    ServerThreads threads = new ServerThreads();
+    LoadShedder a = LoadShedder.builder().timer(time).build();
+    LoadShedder b = LoadShedder.builder().timer(time).build();
+    int[] reads = {0};
+    threads.ranOnServerThread(a, 200, n -> {
+      reads[0]++;
+      return n;
+    });
+    threads.ranOnServerThread(a, 200, n -> {
+      reads[0]++;
+      return n;
+    });
+    threads.ranOnServerThread(b, 50, n -> {
+      reads[0]++;
+      return n;
+    });
+    assertEquals(1, reads[0]);
+    assertEquals(187, a.concurrencyCap());
+    assertEquals(187, b.concurrencyCap(), "one pool, read from the first request");
+  }
+
+  @Test
+  void aPoolOfNoKnownSizeCapsNothing() {
+    LoadShedder s = LoadShedder.builder().timer(time).build();
+    new ServerThreads().ranOnServerThread(s, "request", r -> 0);
+    new ServerThreads().ranOnServerThread(s, "request", r -> {
+      throw new IllegalStateException("not this server's request");
+    });
+    assertEquals(Integer.MAX_VALUE, s.concurrencyCap());
+  }
+}

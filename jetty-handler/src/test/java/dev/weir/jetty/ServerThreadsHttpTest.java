@@ -1,0 +1,87 @@
+package dev.weir.jetty;
+
+import static dev.weir.jetty.Support.app;
+import static dev.weir.jetty.Support.get;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.LoadShedder;
+import dev.weir.http.ServerThreads;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.client.HttpClient;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.util.Callback;
+import org.junit.jupiter.api.Test;
+
+/**
+ * An application that completes its callback before its {@code handle} returns holds the server's
+ * thread while it runs: its route's limit is capped at what the server's threads can run, leaving
+ * a sixteenth of the pool (at least 4) to the server. One that completes later, on another thread,
+ * holds none, and its route stays uncapped.
+ */
+class ServerThreadsHttpTest {
+
+  @Test
+  void aBlockingApplicationIsCappedAtWhatTheServersThreadsRun() throws Exception {
+    WeirHandler weir = new WeirHandler(app((req, res, cb) -> {
+      res.setStatus(200);
+      cb.succeeded();
+      return true;
+    }));
+    try (TestServer s = TestServer.start(weir, 40)) {
+      assertEquals(200, status(s));
+      int expected = ServerThreads.admittable(s.threads.getMaxAvailableThreads());
+      assertTrue(expected <= s.threads.getMaxAvailableThreads() - 4, "cap " + expected);
+      assertEquals(expected, weir.shedders().get(WeirHandler.SINGLE_ROUTE).concurrencyCap());
+    }
+  }
+
+  @Test
+  void anApplicationThatCompletesAfterHandleReturnedIsNotCapped() throws Exception {
+    // The application completes only once handle has returned through the handler under test:
+    // the outer wrapper opens the latch.
+    CountDownLatch handleReturned = new CountDownLatch(1);
+    WeirHandler weir = new WeirHandler(app((req, res, cb) -> {
+      req.getContext().execute(() -> {
+        try {
+          if (handleReturned.await(10, TimeUnit.SECONDS)) {
+            res.setStatus(200);
+            cb.succeeded();
+          } else {
+            cb.failed(new AssertionError("handle did not return"));
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          cb.failed(e);
+        }
+      });
+      return true;
+    }));
+    Handler outer = new Handler.Wrapper(weir) {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback)
+          throws Exception {
+        boolean handled = super.handle(request, response, callback);
+        handleReturned.countDown();
+        return handled;
+      }
+    };
+    try (TestServer s = TestServer.start(outer, 40)) {
+      assertEquals(200, status(s));
+      LoadShedder route = weir.shedders().get(WeirHandler.SINGLE_ROUTE);
+      assertEquals(Integer.MAX_VALUE, route.concurrencyCap());
+    }
+  }
+
+  private static int status(TestServer s) throws Exception {
+    HttpClient client = Support.Protocol.HTTP1.client();
+    try {
+      return get(client, s.uri("/x")).getStatus();
+    } finally {
+      client.stop();
+    }
+  }
+}

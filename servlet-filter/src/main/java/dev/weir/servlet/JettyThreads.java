@@ -1,0 +1,36 @@
+package dev.weir.servlet;
+
+import jakarta.servlet.ServletRequest;
+import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
+import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ThreadPool;
+
+/**
+ * On Jetty 12 (ee10), how many of the server's threads can run requests: what a request that runs
+ * synchronously may hold. Loaded only when those classes are visible to the filter (see {@link
+ * WeirFilter}).
+ */
+final class JettyThreads {
+  private JettyThreads() {}
+
+  /**
+   * The threads of the server that serves {@code request} that can run requests: a {@link
+   * QueuedThreadPool}'s maximum less what its connectors leased (acceptors and selectors), another
+   * sized pool's maximum; 0 if that is unknown, or if virtual threads run the requests, which then
+   * hold no pool thread.
+   */
+  static int of(ServletRequest request) {
+    ServletContextRequest r = ServletContextRequest.getServletContextRequest(request);
+    Connector connector = r == null ? null : r.getConnectionMetaData().getConnector();
+    Server server = connector == null ? null : connector.getServer();
+    ThreadPool pool = server == null ? null : server.getThreadPool();
+    if (pool instanceof QueuedThreadPool) {
+      QueuedThreadPool q = (QueuedThreadPool) pool;
+      return q.getVirtualThreadsExecutor() != null ? 0 : q.getMaxAvailableThreads();
+    }
+    return pool instanceof ThreadPool.SizedThreadPool
+        ? ((ThreadPool.SizedThreadPool) pool).getMaxThreads() : 0;
+  }
+}
