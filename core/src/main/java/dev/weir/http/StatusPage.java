@@ -27,7 +27,9 @@ import java.util.Map;
  *   "shutting_down":[..],"cancelled":[..],"deadline_missed":[..],"succeeded":[..],
  *   "failed":[..],"dropped":[..],"reclaimed":[..],"queueWaitNanos":[..]}},"time":1700000000000}</pre>
  *
- * <p>Each counter array holds one total per tier since the shedder was built, named after {@link
+ * <p>{@code "concurrencyCap":N} follows {@code overloaded} only for a shedder whose limit an
+ * adapter capped at what its server's threads run ({@link LoadShedder#capConcurrency}). Each
+ * counter array holds one total per tier since the shedder was built, named after {@link
  * Snapshot.Counter} in lower case; {@code queueWaitNanos} is the total time admitted requests of
  * each tier waited in the queue ({@link LoadShedder#totalQueueWaitNanos}), so that a reader gets
  * rates and the mean wait from two documents. {@code time} is when the document was made, in
@@ -113,6 +115,10 @@ public final class StatusPage {
           .append(",\"rejectionRatio\":").append(String.format(Locale.ROOT, "%.4f",
               s.rejectionRatio()))
           .append(",\"overloaded\":").append(s.overloaded());
+      int cap = shedder.concurrencyCap();
+      if (cap != Integer.MAX_VALUE) {
+        sb.append(",\"concurrencyCap\":").append(cap);
+      }
       for (Snapshot.Counter c : Snapshot.Counter.values()) {
         sb.append(",\"").append(c.name().toLowerCase(Locale.ROOT)).append("\":[");
         for (int t = 0; t < Priority.TIERS; t++) {

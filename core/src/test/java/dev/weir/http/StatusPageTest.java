@@ -63,6 +63,9 @@ class StatusPageTest {
       assertTrue(json.contains("\"reclaimed\":[0,0,0,0,0,0],\"queueWaitNanos\":[0,0,0,0,0,0]}"),
           json);
       assertTrue(json.endsWith("}},\"time\":1234}"), json);
+      assertFalse(json.contains("concurrencyCap"), "uncapped: " + json);
+      s.capConcurrency(185);
+      assertTrue(StatusPage.json(all, 1234L).contains("\"overloaded\":false,\"concurrencyCap\":185,"));
       assertEquals("{\"shedders\":{},\"time\":5}", StatusPage.json(Map.of(), 5));
     }
   }
