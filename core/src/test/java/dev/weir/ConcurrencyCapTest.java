@@ -14,6 +14,7 @@ import dev.weir.control.VegasLimit;
 import dev.weir.http.ServerThreads;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToIntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -107,18 +108,13 @@ class ConcurrencyCapTest {
     LoadShedder a = LoadShedder.builder().timer(time).build();
     LoadShedder b = LoadShedder.builder().timer(time).build();
     int[] reads = {0};
-    threads.ranOnServerThread(a, 200, n -> {
+    ToIntFunction<Integer> pool = n -> {
       reads[0]++;
       return n;
-    });
-    threads.ranOnServerThread(a, 200, n -> {
-      reads[0]++;
-      return n;
-    });
-    threads.ranOnServerThread(b, 50, n -> {
-      reads[0]++;
-      return n;
-    });
+    };
+    threads.ranOnServerThread(a, 200, pool);
+    threads.ranOnServerThread(a, 200, pool);
+    threads.ranOnServerThread(b, 50, pool);
     assertEquals(1, reads[0]);
     assertEquals(187, a.concurrencyCap());
     assertEquals(187, b.concurrencyCap(), "one pool, read from the first request");

@@ -2,8 +2,6 @@ package dev.weir.servlet;
 
 import jakarta.servlet.ServletRequest;
 import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
-import org.eclipse.jetty.server.Connector;
-import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.eclipse.jetty.util.thread.ThreadPool;
 
@@ -19,13 +17,15 @@ final class JettyThreads {
    * The threads of the server that serves {@code request} that can run requests: a {@link
    * QueuedThreadPool}'s maximum less what its connectors leased (acceptors and selectors), another
    * sized pool's maximum; 0 if that is unknown, or if virtual threads run the requests, which then
-   * hold no pool thread.
+   * hold no pool thread. A request without a connector throws, which {@link
+   * dev.weir.http.ServerThreads} reads as 0.
    */
   static int of(ServletRequest request) {
     ServletContextRequest r = ServletContextRequest.getServletContextRequest(request);
-    Connector connector = r == null ? null : r.getConnectionMetaData().getConnector();
-    Server server = connector == null ? null : connector.getServer();
-    ThreadPool pool = server == null ? null : server.getThreadPool();
+    if (r == null) {
+      return 0; // not a request of Jetty's servlet context
+    }
+    ThreadPool pool = r.getConnectionMetaData().getConnector().getServer().getThreadPool();
     if (pool instanceof QueuedThreadPool) {
       QueuedThreadPool q = (QueuedThreadPool) pool;
       return q.getVirtualThreadsExecutor() != null ? 0 : q.getMaxAvailableThreads();
