@@ -36,8 +36,8 @@ final class ControlLoop {
   private final Runnable tickTask = this::tick;
   private long lastTickNanos;
   private volatile Timer.Timeout tickTimeout;
-  /** Set by {@link LoadShedder#capConcurrency} on any thread; read at each tick. */
-  private volatile int concurrencyCap = Integer.MAX_VALUE;
+  /** Set by {@link LoadShedder#capConcurrency} on any thread, under this loop's lock; null if none. */
+  private volatile ConcurrencyBudget budget;
 
   ControlLoop(String name, Admission admission, Limit limit, Rejector rejector, int queueCapacity,
       long requestTimeoutNanos, long queueTimeoutNanos, long intervalNanos) {
@@ -51,12 +51,36 @@ final class ControlLoop {
     this.window.queueTimeoutNanos = queueTimeoutNanos;
   }
 
-  void capConcurrency(int cap) {
-    concurrencyCap = cap;
+  /** Leaves the budget shared so far, if any, and joins {@code b} unless closed (null: none). */
+  synchronized void share(ConcurrencyBudget b) {
+    ConcurrencyBudget old = budget;
+    if (old == b) {
+      return;
+    }
+    if (old != null) {
+      old.leave(this);
+    }
+    if (b != null && !admission.isClosed()) {
+      b.join(this);
+      budget = b;
+    } else {
+      budget = null;
+    }
   }
 
+  ConcurrencyBudget budget() {
+    return budget;
+  }
+
+  /** What the budget leaves this shedder now; {@link Integer#MAX_VALUE} without one. */
   int concurrencyCap() {
-    return concurrencyCap;
+    ConcurrencyBudget b = budget;
+    return b == null ? Integer.MAX_VALUE : b.capFor(this);
+  }
+
+  /** Permits held now, for the budget's other members. */
+  int inflight() {
+    return credits.held();
   }
 
   /** Schedules the first tick, one interval from now. */
@@ -65,12 +89,16 @@ final class ControlLoop {
     tickTimeout = admission.timer.schedule(tickTask, lastTickNanos + intervalNanos);
   }
 
-  /** Cancels the next tick; call after the admission is closed, so no tick reschedules. */
+  /**
+   * Cancels the next tick and leaves the budget; call after the admission is closed, so no tick
+   * reschedules and no budget is joined again.
+   */
   void stop() {
     Timer.Timeout t = tickTimeout;
     if (t != null) {
       t.cancel();
     }
+    share(null);
   }
 
   private void tick() {
@@ -165,7 +193,7 @@ final class ControlLoop {
     w.inflight = credits.held();
     w.peakInflight = credits.takePeak(w.inflight);
     w.limit = credits.limit();
-    w.concurrencyCap = concurrencyCap;
+    w.concurrencyCap = concurrencyCap();
     w.queueEmptied = admission.takeQueueEmptied();
   }
 }

@@ -90,8 +90,9 @@ public final class ControlWindow {
   public int limit() { return limit; }
 
   /**
-   * The most admitted requests the host can run at once, as its adapter reported with {@link
-   * LoadShedder#capConcurrency}; {@link Integer#MAX_VALUE} if it did not. The shedder keeps the
+   * The most admitted requests the host can run at once for this shedder, as its adapter reported
+   * with {@link LoadShedder#capConcurrency} (what a shared {@link ConcurrencyBudget} leaves it this
+   * tick); {@link Integer#MAX_VALUE} if it did not. The shedder keeps the
    * limit at most this, whatever its {@link Limit} returns; a limit that learns from latency keeps
    * its own state under it too, since cutting a limit above it cuts nothing that runs.
    */

@@ -160,19 +160,37 @@ public final class LoadShedder implements AutoCloseable {
 
   /**
    * Keeps the limit at most {@code cap}, the most admitted requests the host can run at once, from
-   * the next control tick on. An adapter calls it when it learns that each admitted request holds
-   * one of a bounded pool's threads while it runs, as a synchronous servlet does: above that many,
-   * admitted requests would wait for a thread in the host's own queue, where the shedder neither
-   * sees them nor orders them by priority, and a cut of a limit above the cap would cut nothing
-   * that runs. Thread-safe; the last call wins, and {@link Integer#MAX_VALUE} lifts the cap.
+   * the next control tick on: a {@link ConcurrencyBudget} of this shedder's own. An adapter calls
+   * it when it learns that each admitted request holds one of a bounded pool's threads while it
+   * runs, as a synchronous servlet does: above that many, admitted requests would wait for a thread
+   * in the host's own queue, where the shedder neither sees them nor orders them by priority, and a
+   * cut of a limit above the cap would cut nothing that runs. Thread-safe; the last call wins, and
+   * {@link Integer#MAX_VALUE} lifts the cap.
    *
    * @throws IllegalArgumentException if {@code cap} is below 1
    */
   public void capConcurrency(int cap) {
-    control.capConcurrency(Check.atLeast("cap", cap, 1));
+    Check.atLeast("cap", cap, 1);
+    control.share(cap == Integer.MAX_VALUE ? null : new ConcurrencyBudget(cap));
   }
 
-  /** The cap set by {@link #capConcurrency}, or {@link Integer#MAX_VALUE} if none. */
+  /**
+   * Keeps the limit at most what {@code budget} leaves this shedder, from the next control tick
+   * on, where several shedders' requests hold threads of one pool: see {@link ConcurrencyBudget}.
+   * Thread-safe; the last call (of either form) wins, null lifts the cap, and a closed shedder
+   * joins no budget.
+   */
+  public void capConcurrency(ConcurrencyBudget budget) {
+    control.share(budget);
+  }
+
+  /** The budget this shedder's limit is capped by, or null if none. */
+  public ConcurrencyBudget concurrencyBudget() { return control.budget(); }
+
+  /**
+   * What the {@linkplain #concurrencyBudget budget} leaves this shedder now (the cap the next
+   * control tick applies, if nothing moves meanwhile), or {@link Integer#MAX_VALUE} if none.
+   */
   public int concurrencyCap() { return control.concurrencyCap(); }
 
   /** The default request timeout, in nanoseconds. */

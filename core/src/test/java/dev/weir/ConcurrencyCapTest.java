@@ -5,6 +5,7 @@ import static dev.weir.VegasLimitSlowStartTest.TICK;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -103,7 +104,7 @@ class ConcurrencyCapTest {
   }
 
   @Test
-  void aRouteThatRanOnAServerThreadIsCappedAndThePoolIsReadOnce() {
+  void routesThatRanOnServerThreadsShareOneBudgetAndThePoolIsReadOnce() {
     ServerThreads threads = new ServerThreads();
     LoadShedder a = LoadShedder.builder().timer(time).build();
     LoadShedder b = LoadShedder.builder().timer(time).build();
@@ -116,8 +117,84 @@ class ConcurrencyCapTest {
     threads.ranOnServerThread(a, 200, pool);
     threads.ranOnServerThread(b, 50, pool);
     assertEquals(1, reads[0]);
-    assertEquals(187, a.concurrencyCap());
-    assertEquals(187, b.concurrencyCap(), "one pool, read from the first request");
+    ConcurrencyBudget budget = a.concurrencyBudget();
+    assertNotNull(budget);
+    assertSame(budget, b.concurrencyBudget(), "one pool, read from the first request");
+    assertEquals(187, budget.threads());
+    assertEquals(2, budget.members());
+    assertEquals(187, a.concurrencyCap(), "an idle other route leaves the whole budget");
+  }
+
+  /**
+   * Two routes whose requests hold threads of one pool of 40: the first busy route may take all
+   * 40; the second then gets what is left, at least half; what each holds beyond its cap is never
+   * revoked, but new requests wait in the route's queue until the other frees threads.
+   */
+  @Test
+  void twoSheddersShareABudgetAndNeitherTakesWhatTheOtherHolds() {
+    ConcurrencyBudget budget = new ConcurrencyBudget(40);
+    LoadShedder a = LoadShedder.builder().timer(time).limit(() -> Limits.fixed(100))
+        .rejector(Rejectors::none).build();
+    LoadShedder b = LoadShedder.builder().timer(time).limit(() -> Limits.fixed(100))
+        .rejector(Rejectors::none).build();
+    a.capConcurrency(budget);
+    b.capConcurrency(budget);
+    time.advance(TICK);
+    assertEquals(40, a.limit(), "alone, a route may take the whole budget");
+    List<Recorder> onA = submit(a, 30);
+    assertEquals(30, a.inflight());
+    assertEquals(20, b.concurrencyCap(), "10 left, but at least an even share");
+    time.advance(TICK);
+    assertEquals(20, b.limit());
+    List<Recorder> onB = submit(b, 25);
+    assertEquals(20, b.inflight());
+    assertEquals(5, b.queued());
+    time.advance(TICK);
+    assertEquals(20, a.limit(), "the other route holds its share: 40 less 20");
+    assertEquals(30, a.inflight(), "what a route holds is not revoked");
+    Recorder late = submit(a, 1).get(0);
+    assertEquals(0, late.calls, "a new request waits in the route's queue");
+    assertEquals(1, a.queued());
+
+    for (int i = 0; i < 15; i++) {
+      onA.get(i).permit.success();
+    }
+    assertEquals(16, a.inflight(), "the queued request ran once the route held less than its cap");
+    time.advance(TICK);
+    assertEquals(24, b.limit(), "40 less the 16 the other route holds");
+    assertEquals(24, b.inflight());
+    assertEquals(1, b.queued());
+    assertEquals(40, a.inflight() + b.inflight());
+
+    onA.subList(15, 30).forEach(r -> r.permit.success());
+    onB.subList(0, 24).forEach(r -> r.permit.success());
+    assertEquals(1, b.inflight(), "the last of the route's queue ran");
+    time.advance(TICK);
+    assertEquals(39, b.concurrencyCap(), "40 less the other route's one");
+    late.permit.success();
+    onB.get(24).permit.success();
+    a.close();
+    assertEquals(1, budget.members(), "a closed shedder leaves its budget");
+    a.capConcurrency(budget);
+    assertNull(a.concurrencyBudget(), "and joins none again");
+    assertEquals(40, b.concurrencyCap());
+  }
+
+  private static List<Recorder> submit(LoadShedder s, int n) {
+    List<Recorder> requests = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      Recorder r = new Recorder();
+      s.submit(Priority.of(1, i % Priority.COHORTS), r);
+      requests.add(r);
+    }
+    return requests;
+  }
+
+  @Test
+  void aBudgetBelowOneThreadIsRefusedNamingIt() {
+    IllegalArgumentException e =
+        assertThrows(IllegalArgumentException.class, () -> new ConcurrencyBudget(0));
+    assertTrue(e.getMessage().contains("threads"), e.getMessage());
   }
 
   @Test

@@ -1,5 +1,6 @@
 package dev.weir.http;
 
+import dev.weir.ConcurrencyBudget;
 import dev.weir.LoadShedder;
 import dev.weir.internal.Check;
 import java.util.function.ToIntFunction;
@@ -9,10 +10,12 @@ import java.util.function.ToIntFunction;
  * request holds one while it runs (a synchronous servlet, a blocking Jetty handler) and a waiting
  * request holds none. Past that many, requests would wait for a thread in the server's own queue,
  * before the adapter sees them: no priority orders that queue, no shedder can answer from it, and
- * a limit standing above the threads would never bind, so the shedder would shed nothing. So once
- * a route's request has run on a server thread from start to finish, the route's limit is capped
- * ({@link LoadShedder#capConcurrency}) at {@link #admittable} of the pool. A route whose
- * application answers asynchronously holds no thread while it runs and is left uncapped.
+ * limits standing above the threads would never bind, so the shedders would shed nothing. So once
+ * a route's request has run on a server thread from start to finish, the route shares one {@link
+ * ConcurrencyBudget} of {@link #admittable} of the pool with every other such route ({@link
+ * LoadShedder#capConcurrency(ConcurrencyBudget)}): one busy route may take all of it, several
+ * share it. A route whose application answers asynchronously holds no thread while it runs and is
+ * left uncapped.
  *
  * <p>The pool is read once, from the first such request; thread-safe.
  */
@@ -25,9 +28,11 @@ public final class ServerThreads {
   static final int MIN_SPARE = 4;
   /** The share of a larger pool left to the server, for the same reasons: a sixteenth. */
   static final int SPARE_DIVISOR = 16;
+  /** Before the pool is read. */
+  private static final ConcurrencyBudget UNREAD = new ConcurrencyBudget(1);
 
-  /** -1 until the pool is read; then the cap, or 0 for none. */
-  private volatile int cap = -1;
+  /** {@link #UNREAD} until the pool is read; then the budget, or null for none. */
+  private volatile ConcurrencyBudget budget = UNREAD;
 
   /**
    * The most admitted requests that may hold threads of a pool of {@code threads} (what can run
@@ -44,25 +49,25 @@ public final class ServerThreads {
 
   /**
    * Called after an admitted request of {@code route} ran on a server thread from start to
-   * finish: caps the route at {@link #admittable} of the pool's threads, which {@code poolThreads}
-   * reads from the request the first time (0 or less, or an exception, for a pool of no fixed
-   * size, or one whose requests run on virtual threads: then no route is capped).
+   * finish: caps the route by the budget of {@link #admittable} of the pool's threads, which
+   * {@code poolThreads} reads from the request the first time (0 or less, or an exception, for a
+   * pool of no fixed size, or one whose requests run on virtual threads: then no route is capped).
    */
   public <R> void ranOnServerThread(LoadShedder route, R request,
       ToIntFunction<? super R> poolThreads) {
-    int c = cap;
-    if (c < 0) {
+    ConcurrencyBudget b = budget;
+    if (b == UNREAD) {
       int threads;
       try {
         threads = poolThreads.applyAsInt(request);
       } catch (RuntimeException e) {
         threads = 0;
       }
-      c = threads > 0 ? admittable(threads) : 0;
-      cap = c;
+      b = threads > 0 ? new ConcurrencyBudget(admittable(threads)) : null;
+      budget = b;
     }
-    if (c > 0 && route.concurrencyCap() > c) {
-      route.capConcurrency(c);
+    if (b != null && route.concurrencyBudget() != b) {
+      route.capConcurrency(b);
     }
   }
 }

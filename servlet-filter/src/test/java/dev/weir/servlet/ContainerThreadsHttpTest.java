@@ -6,9 +6,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
 import dev.weir.control.Limits;
+import dev.weir.control.Rejectors;
 import dev.weir.http.ServerThreads;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -16,7 +18,10 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
@@ -123,5 +128,71 @@ class ContainerThreadsHttpTest {
       Support.await(() -> route.limit() == cap, Duration.ofSeconds(5),
           () -> "limit " + route.limit() + ", cap " + cap);
     }
+  }
+
+  /**
+   * Two synchronous routes in front of one pool: each alone could take every thread, so together,
+   * each under its own cap, they would hold more threads than the pool has and neither limit would
+   * bind. They share one budget instead: the second route's limit is what the first leaves of it,
+   * and its excess waits in its own queue, holding no thread.
+   */
+  @Test
+  void twoSynchronousRoutesShareTheThreads() throws Exception {
+    WeirFilter filter = WeirFilter.builder()
+        .shedder(LoadShedder.builder().limit(() -> Limits.fixed(500)).rejector(Rejectors::none)
+            .requestTimeout(Duration.ofSeconds(60)))
+        .build();
+    CountDownLatch release = new CountDownLatch(1);
+    HttpServlet holding = servlet((req, res) -> {
+      if (req.getParameter("hold") != null && !release.await(30, TimeUnit.SECONDS)) {
+        throw new AssertionError("never released");
+      }
+      res.getWriter().print("ok");
+    });
+    try (TestServer s = TestServer.with(filter)
+        .maxThreads(40)
+        .servlet("/a", holding)
+        .servlet("/b", holding)
+        .start()) {
+      assertEquals(200, get(s, "/a"));
+      assertEquals(200, get(s, "/b"));
+      LoadShedder a = filter.shedders().get("GET /a");
+      LoadShedder b = filter.shedders().get("GET /b");
+      Support.await(() -> a.concurrencyBudget() != null
+              && a.concurrencyBudget() == b.concurrencyBudget(), Duration.ofSeconds(5),
+          () -> "budgets " + a.concurrencyBudget() + ", " + b.concurrencyBudget());
+      QueuedThreadPool pool = (QueuedThreadPool) s.server.getThreadPool();
+      int total = a.concurrencyBudget().threads();
+      assertEquals(ServerThreads.admittable(pool.getMaxAvailableThreads()), total);
+      Support.await(() -> a.limit() == total, Duration.ofSeconds(5), () -> "limit " + a.limit());
+
+      List<CompletableFuture<HttpResponse<Void>>> answers = new ArrayList<>();
+      int onA = total / 2;
+      for (int i = 0; i < onA; i++) {
+        answers.add(getAsync(s, "/a?hold"));
+      }
+      Support.await(() -> a.inflight() == onA, Duration.ofSeconds(10),
+          () -> "route a holds " + a.inflight());
+      int left = total - onA;
+      Support.await(() -> b.limit() == left, Duration.ofSeconds(5),
+          () -> "route b's limit " + b.limit() + ", expected " + left);
+      for (int i = 0; i < left + 5; i++) {
+        answers.add(getAsync(s, "/b?hold"));
+      }
+      Support.await(() -> b.inflight() == left && b.queued() == 5, Duration.ofSeconds(10),
+          () -> "route b holds " + b.inflight() + ", queued " + b.queued());
+      assertTrue(a.inflight() + b.inflight() <= pool.getMaxAvailableThreads(),
+          a.inflight() + " + " + b.inflight());
+
+      release.countDown();
+      for (CompletableFuture<HttpResponse<Void>> answer : answers) {
+        assertEquals(200, answer.get(30, TimeUnit.SECONDS).statusCode());
+      }
+    }
+  }
+
+  private static CompletableFuture<HttpResponse<Void>> getAsync(TestServer s, String path) {
+    return CLIENT.sendAsync(HttpRequest.newBuilder(s.uri(path)).build(),
+        HttpResponse.BodyHandlers.discarding());
   }
 }
