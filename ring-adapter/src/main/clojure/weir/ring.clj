@@ -16,7 +16,7 @@
   another thread than the server's (a queue timeout or deadline on Weir's timer, an
   eviction) is written on the answer pool, never on the timer. A permit is always
   released, whatever the handler does. The synchronous arity bounds the server threads
-  it holds (weir.ring.seats).
+  it holds, and caps the limits of the shedders it serves by them (weir.ring.seats).
 
   The HTTP contract is Weir's core dev.weir.http, shared with the servlet filter: the
   priority from headers (weir.ring.priority), the answers and the outcome of a status
@@ -32,7 +32,7 @@
            (java.util.concurrent CompletableFuture ConcurrentHashMap ExecutionException Executor
                                  TimeUnit TimeoutException)
            (java.util.concurrent.atomic AtomicBoolean AtomicInteger AtomicLong)
-           (java.util.function Function Supplier)
+           (java.util.function Function)
            (java.util.logging Level Logger)))
 
 (set! *warn-on-reflection* true)
@@ -238,7 +238,7 @@
    (serve ctx request respond raise nil (priority-of (:priority-fn ctx) request)))
   ([ctx request respond raise seat priority]
    (let [{:keys [lookup timeout-nanos ^Executor executor handler handler-async?
-                 rejected deadline ^AtomicBoolean closed owned?]} ctx
+                 rejected deadline ^AtomicBoolean closed owned? seats]} ctx
          ;; If writing the response fails before anything is committed, an error response
          ;; may still get through; either way the exchange is not left open.
          respond (fn [response]
@@ -338,6 +338,8 @@
                ;; one of the two sees the other's write, so close it here (it answers
                ;; :shutting-down, and its ticks stop).
                _ (when (and owned? (.get closed)) (.close shedder))
+               ;; A synchronous request holds a server thread: cap the route by the seats.
+               _ (when seat (seats/share! seats shedder))
                ticket (.submit shedder (int priority) (long timeout-nanos)
                                ^AdmissionCallback callback)]
            (vreset! ticket-ref ticket)
@@ -352,23 +354,12 @@
          (some-> ^dev.weir.Ticket @ticket-ref .cancel)
          true)))))
 
-(defn- bounded-by-seats
-  "`template`, its default adaptive limit bounded by the seats once a request comes in
-  synchronously (weir.ring.seats/bounded-limit); a :limit or :shedder of the caller's own is
-  left alone."
-  [^LoadShedder$Builder template options seat-bound]
-  (when template
-    (cond-> template
-      (nil? (:limit options))
-      (.limit (reify Supplier
-                (get [_] (seats/bounded-limit (:cap seat-bound) (:sync-seen seat-bound))))))))
-
 (defn- serve-sync
   "The synchronous Ring arity: the same path as the async one, with the server's thread
   waiting for the answer, in one of the seats that bound how many server threads the
   middleware holds (weir.ring.seats); with no seat to take, the answer is :queue-full at
-  once. The shedder's timers answer on time; the extra second only guards against an
-  answer that never comes."
+  once. The request's shedder joins the seats' budget, which caps its limit. The shedder's
+  timers answer on time; the extra second only guards against an answer that never comes."
   [ctx request]
   (let [fut (CompletableFuture.)
         {:keys [timeout-nanos deadline priority-fn seats]} ctx
@@ -439,9 +430,12 @@
                         server thread: at most n - max(8, n/4) are held at once (37 of 50);
                         a request beyond takes the seat of a less important queued request
                         or is answered :queue-full at once, so the server never queues
-                        requests out of Weir's sight; and the default adaptive limit stays
-                        within those seats. Default 50, run-jetty's :max-threads; set it to
-                        the server's maximum threads in synchronous mode.
+                        requests out of Weir's sight. Each shedder that serves a synchronous
+                        request, a :limit or :shedder of your own too, has its limit capped
+                        by one dev.weir.ConcurrencyBudget of those seats, shared by the
+                        routes: one busy route may take them all, several share them.
+                        Default 50, run-jetty's :max-threads; set it to the server's maximum
+                        threads in synchronous mode.
     :handler-async?     true if `handler` is a 3-arity async handler: it is called directly
                         (on the server's thread when admitted at once, on a worker
                         otherwise) and its permit is released when it responds or raises,
@@ -482,7 +476,7 @@
          rejected (fn [_request reason] (get own reason))
          deadline (fn [_request] (:deadline own))
          seat-bound (seats/seats (or server-threads seats/default-server-threads))
-         template (bounded-by-seats (options/template options) options seat-bound)
+         template (options/template options)
          {:keys [lookup all owned?] close-more :close} (shedder-lookup options template)
          pool (when (and (not executor) worker-threads)
                 (pools/worker-pool (str "weir-" (or (:name options) (some-> shedder .name) "ring"))

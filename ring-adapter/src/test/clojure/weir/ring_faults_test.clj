@@ -10,8 +10,7 @@
   (:import (dev.weir LoadShedder VirtualTime WorkerPool)
            (dev.weir.control Limits Rejectors)
            (java.time Duration)
-           (java.util.concurrent ConcurrentHashMap CountDownLatch TimeUnit)
-           (java.util.concurrent.atomic AtomicBoolean)))
+           (java.util.concurrent ConcurrentHashMap CountDownLatch TimeUnit)))
 
 (set! *warn-on-reflection* true)
 
@@ -238,9 +237,69 @@
       (.requestTimeout (Duration/ofSeconds 60)) (.queueTimeout (Duration/ofSeconds 20))
       (.build)))
 
-(deftest the-seats-bounded-limit-is-a-valid-limit-on-a-small-server
-  (let [l (seats/bounded-limit 2 (AtomicBoolean. true))]
-    (is (<= 1 (.initialLimit l) (.maxLimit l)))))
+(def ^:private ok (fn [_] {:status 200 :body "ok"}))
+
+(deftest a-sync-request-caps-its-route-by-the-seats-budget
+  (let [h (wr/wrap-load-shedding ok {:server-threads 20 :name "budget"})
+        ^LoadShedder s (get (wr/shedders h) nil)]
+    (try
+      (is (nil? (.concurrencyBudget s)) "no budget before a request comes in sync")
+      (is (= 200 (:status (h {:uri "/"}))))
+      (let [budget (.concurrencyBudget s)]
+        (is (some? budget))
+        (is (= (seats/cap 20) (some-> budget .threads)) "20 threads leave 12 seats: 20 - max(8, 5)")
+        (is (= (seats/cap 20) (.concurrencyCap s)) "alone, the route may take every seat"))
+      (finally (wr/close! h)))))
+
+(deftest routes-served-sync-share-one-budget
+  (let [h (wr/wrap-load-shedding ok {:server-threads 20 :route-key-fn :uri :name "shared"})]
+    (try
+      (is (= 200 (:status (h {:uri "/a"}))))
+      (is (= 200 (:status (h {:uri "/b"}))))
+      (let [{^LoadShedder a "/a" ^LoadShedder b "/b"} (wr/shedders h)
+            budget (.concurrencyBudget a)]
+        (is (some? budget))
+        (is (identical? budget (.concurrencyBudget b)) "one budget for the routes of one server")
+        (is (= 2 (some-> budget .members)))
+        (wr/close! h)
+        (is (= 0 (some-> budget .members)) "closed shedders leave it"))
+      (finally (wr/close! h)))))
+
+(deftest the-seats-cap-a-limit-and-a-shedder-of-the-callers-own
+  (let [request {:uri "/" :headers {"x-weir-tier" "1:64"}}]
+    (testing ":limit above the seats: capped at the next control tick (the shedder's own timer)"
+      (let [h (wr/wrap-load-shedding ok {:server-threads 20 :limit 50 :name "own-limit"})
+            ^LoadShedder s (get (wr/shedders h) nil)]
+        (try
+          (is (= 50 (.limit s)))
+          (is (= 200 (:status (h request))))
+          (is (eventually #(= 12 (.limit s))) (str "limit " (.limit s) ", 12 seats"))
+          (finally (wr/close! h)))))
+    (testing ":shedder of a fixed limit above the seats, on virtual time"
+      (let [vt (VirtualTime.)
+            shedder (-> (LoadShedder/builder) (.name "own-shedder") (.timer vt)
+                        (.limit (reify java.util.function.Supplier (get [_] (Limits/fixed 50))))
+                        (.rejector (reify java.util.function.Supplier (get [_] (Rejectors/none))))
+                        (.build))
+            h (wr/wrap-load-shedding ok {:shedder shedder :server-threads 20})
+            tick #(.advance vt (* 100 1000000))]
+        (try
+          (tick)
+          (is (= 50 (.limit shedder)) "uncapped until a request comes in sync")
+          (is (= 200 (:status (h request))))
+          (tick)
+          (is (= 12 (.limit shedder)))
+          (finally (wr/close! h) (.close shedder)))))))
+
+(deftest the-async-arity-alone-leaves-the-shedder-uncapped
+  (let [h (wr/wrap-load-shedding ok {:server-threads 20 :limit 50 :name "async-only"})
+        ^LoadShedder s (get (wr/shedders h) nil)]
+    (try
+      (dotimes [_ 3]
+        (is (= 200 (:status (second (deref (call h {:uri "/"} identity) wait-ms nil))))))
+      (is (nil? (.concurrencyBudget s)) "an async request holds no server thread")
+      (is (= Integer/MAX_VALUE (.concurrencyCap s)))
+      (finally (wr/close! h)))))
 
 (deftest routes-get-their-own-shedders-in-sync-mode-on-a-small-server
   ;; :server-threads 10 leaves 2 seats, fewer than the adaptive limit's start of 4.

@@ -589,27 +589,3 @@
                         (wr/header-priority-fn [:default-tier 0])))
   (is (= 0 (Priority/tier ((wr/header-priority-fn {:caller-tiers {"checkout" 0}})
                            {:headers {"x-weir-caller" "checkout"}})))))
-
-(deftest the-seats-bound-the-adaptive-limit-once-a-request-comes-in-sync
-  ;; A limit above the seats could never be reached: cutting it toward them cuts nothing, and
-  ;; the limit reads the queue at the seats as the service's latency and stays above them,
-  ;; every seat running and none left to queue by priority.
-  (let [ok (fn [_] {:status 200 :headers {} :body "ok"})
-        request {:request-method :get :uri "/" :headers {"x-weir-tier" "1"}}]
-    (testing "the default limit: core's maximum for the async arity, the seats once sync"
-      (let [h (wr/wrap-load-shedding ok {:server-threads 20})
-            ^LoadShedder s (get (wr/shedders h) nil)]
-        (try
-          (is (= 1000 (.maxLimit s)))
-          (is (= 200 (:status (second (answer (call h request))))))
-          (is (= 1000 (.maxLimit s)) "the async arity holds no server thread")
-          (is (= 200 (:status (h request))))
-          (is (= 12 (.maxLimit s)) "20 threads leave 12 seats: 20 - max(8, 5)")
-          (finally (wr/close! h)))))
-    (testing "a :limit of the caller's own is left alone"
-      (let [h (wr/wrap-load-shedding ok {:server-threads 20 :limit 50})
-            ^LoadShedder s (get (wr/shedders h) nil)]
-        (try
-          (is (= 200 (:status (h request))))
-          (is (= 50 (.maxLimit s)))
-          (finally (wr/close! h)))))))

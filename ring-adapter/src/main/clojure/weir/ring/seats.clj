@@ -14,12 +14,13 @@
   registers its ticket, just after the shedder queued it: a more important request arriving in
   that instant finds no one to evict and is answered :queue-full.
 
-  The seats also bound the adaptive limit (`bounded-limit`): a limit above them could never
-  be reached, so cutting it toward them would cut nothing, latency could not follow, and the
-  limit would take the queue at the seats for the service's own latency and stay there, every
-  seat running and none left to queue by priority."
-  (:import (dev.weir ControlWindow Limit Ticket)
-           (dev.weir.control Limits VegasLimit)
+  The seats also cap the limits (`share!`): each shedder that serves a synchronous request, a
+  :limit or :shedder of the caller's own too, joins the seats' dev.weir.ConcurrencyBudget of
+  `cap`, so one busy route may run up to `cap` requests and several routes share them. A limit
+  above the seats could never be reached, so cutting it toward them would cut nothing, latency
+  could not follow, and the limit would take the queue at the seats for the service's own
+  latency and stay there, every seat running and none left to queue by priority."
+  (:import (dev.weir ConcurrencyBudget LoadShedder Ticket)
            (java.util Map$Entry)
            (java.util.concurrent ConcurrentSkipListMap)
            (java.util.concurrent.atomic AtomicBoolean AtomicInteger AtomicLong)))
@@ -37,31 +38,17 @@
   ^long [threads]
   (max 1 (- (long threads) (max 8 (quot (+ (long threads) 3) 4)))))
 
-(defn bounded-limit
-  "The default adaptive limit of a middleware that may serve synchronously: core's own
-  (dev.weir.control.Limits/adaptive) until `sync-seen` (an AtomicBoolean) is set by the
-  first synchronous request, then a VegasLimit of at most `cap`, started afresh; so the
-  asynchronous arity alone, which holds no server thread, keeps core's maximum."
-  ^Limit [cap ^AtomicBoolean sync-seen]
-  (let [cap (int cap)
-        ^Limit free (Limits/adaptive)
-        bounded (delay (-> (VegasLimit/builder) (.maxLimit cap)
-                           (.initialLimit (int (min cap (.initialLimit free)))) .build))]
-    (reify Limit
-      (initialLimit [_] (if (.get sync-seen) (.initialLimit ^Limit @bounded) (.initialLimit free)))
-      (maxLimit [_] (if (.get sync-seen) cap (.maxLimit free)))
-      (update [_ w] (if (.get sync-seen) (.update ^Limit @bounded w) (.update free w))))))
-
 (defn seats
   "Seats for a server of `threads` threads."
   [threads]
-  {:cap (cap threads)
-   :sync-seen (AtomicBoolean.)
-   :inside (AtomicInteger.)
-   ;; key: priority * 2^40 + arrival sequence, so the last entry is the least important
-   ;; waiter (the newest among equals); value: [Ticket evicted-flag].
-   :waiting (ConcurrentSkipListMap.)
-   :seq (AtomicLong.)})
+  (let [cap (cap threads)]
+    {:cap cap
+     :budget (ConcurrencyBudget. (int cap))
+     :inside (AtomicInteger.)
+     ;; key: priority * 2^40 + arrival sequence, so the last entry is the least important
+     ;; waiter (the newest among equals); value: [Ticket evicted-flag].
+     :waiting (ConcurrentSkipListMap.)
+     :seq (AtomicLong.)}))
 
 (defn- evict-for!
   "Withdraws the least important waiter if it is less important than `priority`; true if one
@@ -81,9 +68,7 @@
 (defn take!
   "Takes a seat for a request of `priority`: true if one was free or was taken from a less
   important waiter, false if the request must be answered at once."
-  [{:keys [^AtomicInteger inside ^long cap ^AtomicBoolean sync-seen] :as s} priority]
-  (when-not (.get sync-seen)
-    (.set sync-seen true))
+  [{:keys [^AtomicInteger inside ^long cap] :as s} priority]
   (loop []
     (let [n (.get inside)]
       (cond
@@ -96,6 +81,13 @@
   "Gives a seat back."
   [{:keys [^AtomicInteger inside]}]
   (.decrementAndGet inside))
+
+(defn share!
+  "Caps `shedder`'s limit by the seats' budget, shared with every other shedder serving
+  synchronous requests through these seats, unless it is already (a volatile read)."
+  [{:keys [^ConcurrencyBudget budget]} ^LoadShedder shedder]
+  (when-not (identical? budget (.concurrencyBudget shedder))
+    (.capConcurrency shedder budget)))
 
 (defn waiter
   "Hooks for one seated request: :queued (called with its Ticket after submit) registers it
