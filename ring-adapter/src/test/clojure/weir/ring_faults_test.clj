@@ -289,6 +289,13 @@
           (is (= 200 (:status (h request))))
           (tick)
           (is (= 12 (.limit shedder)))
+          (let [budget (.concurrencyBudget shedder)
+                other (wr/wrap-load-shedding ok {:shedder shedder :server-threads 40})]
+            (try
+              (is (= 200 (:status (other request))))
+              (is (identical? budget (.concurrencyBudget shedder))
+                  "shared by a second wrapped handler, it keeps the first one's budget")
+              (finally (wr/close! other))))
           (finally (wr/close! h) (.close shedder)))))))
 
 (deftest the-async-arity-alone-leaves-the-shedder-uncapped

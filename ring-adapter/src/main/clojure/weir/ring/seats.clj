@@ -84,9 +84,11 @@
 
 (defn share!
   "Caps `shedder`'s limit by the seats' budget, shared with every other shedder serving
-  synchronous requests through these seats, unless it is already (a volatile read)."
+  synchronous requests through these seats, unless it is capped already (a volatile read): a
+  :shedder of the caller's own shared by two wrapped handlers keeps the first one's budget,
+  rather than moving between the two at every request."
   [{:keys [^ConcurrencyBudget budget]} ^LoadShedder shedder]
-  (when-not (identical? budget (.concurrencyBudget shedder))
+  (when (nil? (.concurrencyBudget shedder))
     (.capConcurrency shedder budget)))
 
 (defn waiter
