@@ -36,6 +36,8 @@ import java.util.Set;
  *   <tr><td>weir.routes</td><td>endpoint</td><td>{@code endpoint} (method + servlet mapping) or
  *       {@code single}</td></tr>
  *   <tr><td>weir.maxShedders</td><td>64</td><td>per-route shedders before the overflow one</td></tr>
+ *   <tr><td>weir.containerThreads</td><td>0</td><td>the container's request threads, where the
+ *       filter cannot read them (Tomcat's {@code maxThreads}); 0 reads Jetty's</td></tr>
  *   <tr><td>weir.routeIdleTimeout</td><td>5m</td><td>an idle route's slot is freed, once half
  *   are taken</td></tr>
  *   <tr><td>weir.bodyReadTimeout</td><td>requestTimeout</td><td>bound on reading the body</td></tr>
@@ -66,7 +68,7 @@ public final class InitParams {
       "weir.rejectionFormat", "weir.defaultTier", "weir.tierHeader", "weir.callerHeader",
       "weir.callerTiers", "weir.userKeyHeader", "weir.cohortRotation", "weir.baggage",
       "weir.maxHeaderLength", "weir.routeIdleTimeout", "weir.maxBufferedBytes",
-      "weir.bodyReadTimeout");
+      "weir.bodyReadTimeout", "weir.containerThreads");
 
   private InitParams() {}
 
@@ -141,6 +143,7 @@ public final class InitParams {
         }
         break;
       case "weir.maxShedders": b.maxShedders(integer(v)); break;
+      case "weir.containerThreads": b.containerThreads(integer(v)); break;
       case "weir.boundedResponseTime": b.boundedResponseTime(bool(v)); break;
       case "weir.routeIdleTimeout": b.routeIdleTimeout(duration(v)); break;
       case "weir.maxBufferedBytes": b.maxBufferedBytes(integer(v)); break;

@@ -32,6 +32,7 @@ import java.util.Enumeration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
+import java.util.function.ToIntFunction;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -144,6 +145,8 @@ public final class WeirFilter implements Filter {
   private volatile boolean destroyed;
   /** Caps a route whose requests run on the container's threads at what those threads run. */
   private final ServerThreads serverThreads = new ServerThreads();
+  /** {@link #containerThreads}, made once rather than for each request. */
+  private final ToIntFunction<HttpServletRequest> poolThreads = this::containerThreads;
 
   /** The zero-configuration filter; settings come from init-params in {@link #init}. */
   public WeirFilter() {
@@ -254,10 +257,15 @@ public final class WeirFilter implements Filter {
    * requests, nothing is capped.
    */
   void ranOnContainerThread(LoadShedder route, HttpServletRequest request) {
-    serverThreads.ranOnServerThread(route, request, WeirFilter::containerThreads);
+    serverThreads.ranOnServerThread(route, request, poolThreads);
   }
 
-  private static int containerThreads(HttpServletRequest request) {
+  /** The container's request threads: as configured, else Jetty's pool, else 0 (unknown). */
+  private int containerThreads(HttpServletRequest request) {
+    int configured = settings.containerThreads;
+    if (configured > 0) {
+      return configured;
+    }
     return ON_JETTY ? JettyThreads.of(request) : 0;
   }
 
@@ -427,6 +435,7 @@ public final class WeirFilter implements Filter {
     HttpAnswers answers = HttpAnswers.defaults();
     Function<? super HttpServletRequest, String> routeKey = RouteKeys::of;
     int maxShedders = DEFAULT_MAX_SHEDDERS;
+    int containerThreads; // 0: Jetty's pool, read from the first request that needs it
     Duration routeIdleTimeout = DEFAULT_ROUTE_IDLE_TIMEOUT;
     boolean boundedResponseTime;
     int maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
@@ -493,6 +502,19 @@ public final class WeirFilter implements Filter {
     /** One shedder for the whole application instead of one per route. */
     public Builder singleShedder() {
       this.routeKey = r -> "all";
+      return this;
+    }
+
+    /**
+     * The container's request threads, for a container whose pool the filter cannot read:
+     * Tomcat's {@code maxThreads}, Undertow's worker threads. The routes whose requests run on
+     * them from start to finish then share a cap of these threads less a sixteenth (at least 4),
+     * as on Jetty, whose pool the filter reads itself (see the module's README, "The container's
+     * threads"). 0..1000000; default 0: Jetty's pool on Jetty 12, no cap on other containers. A
+     * value above 0 is used on Jetty too.
+     */
+    public Builder containerThreads(int threads) {
+      this.containerThreads = Check.inRange("containerThreads", threads, 0, 1_000_000);
       return this;
     }
 
@@ -588,6 +610,7 @@ public final class WeirFilter implements Filter {
       f.answers = answers;
       f.routeKey = routeKey;
       f.maxShedders = maxShedders;
+      f.containerThreads = containerThreads;
       f.boundedResponseTime = boundedResponseTime;
       f.routeIdleTimeout = routeIdleTimeout;
       f.maxBufferedBytes = maxBufferedBytes;

@@ -55,7 +55,7 @@ class InitParamsTest {
     WeirFilter f = init("weir.requestTimeout", "2s", "weir.queueTimeout", "PT0.5S",
         "weir.limit", "7", "weir.rejector", "none", "weir.shedStatus", "503",
         "weir.retryAfter", "5s", "weir.rejectionFormat", "json", "weir.maxShedders", "3",
-        "weir.defaultTier", "1", "weir.callerTiers", "checkout=0, batch=5",
+        "weir.containerThreads", "200", "weir.defaultTier", "1", "weir.callerTiers", "checkout=0, batch=5",
         "weir.boundedResponseTime", "true", "weir.routes", "single");
     WeirFilter.Builder s = f.settings();
     LoadShedder shedder = s.shedder.copy().name("x").build();
@@ -67,6 +67,7 @@ class InitParamsTest {
     assertEquals(5, s.answers.retryAfterSeconds());
     assertEquals(RejectionFormat.JSON, s.answers.format());
     assertEquals(3, s.maxShedders);
+    assertEquals(200, s.containerThreads);
     assertEquals(Priority.of(1, 64), s.priorityHeaders.defaultPriority());
     assertTrue(s.boundedResponseTime);
     assertEquals(0, Priority.tier(s.priorityHeaders.priority(
@@ -89,6 +90,8 @@ class InitParamsTest {
         {"weir.rejector", "maybe"},
         {"weir.routes", "some"},
         {"weir.maxShedders", "0"},
+        {"weir.containerThreads", "-1"},
+        {"weir.containerThreads", "many"},
         {"weir.boundedResponseTime", "yes"},
         {"weir.shedStatus", "200"},
         {"weir.unavailableStatus", "99999999999"},

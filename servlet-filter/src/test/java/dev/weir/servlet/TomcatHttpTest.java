@@ -1,0 +1,186 @@
+package dev.weir.servlet;
+
+import static dev.weir.servlet.Support.servlet;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.weir.LoadShedder;
+import dev.weir.control.Limits;
+import dev.weir.control.Rejectors;
+import dev.weir.http.ServerThreads;
+import jakarta.servlet.http.HttpServlet;
+import java.io.File;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.apache.catalina.Context;
+import org.apache.catalina.connector.Connector;
+import org.apache.catalina.startup.Tomcat;
+import org.apache.tomcat.util.descriptor.web.FilterDef;
+import org.apache.tomcat.util.descriptor.web.FilterMap;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The filter on a second real Servlet 6.0 container, Tomcat 10.1 (embedded), through the
+ * Servlet API alone: a request admitted at once runs; one that waits suspends, holding no
+ * thread, and is dispatched back when a permit frees; one whose queue timeout passes gets its 503
+ * from the filter; a less important waiter evicted for a more important request gets its 503
+ * too; and the route's limit is capped only at the container threads the application says it
+ * has ({@link WeirFilter.Builder#containerThreads}), since the filter reads Jetty's pool alone.
+ */
+class TomcatHttpTest {
+  private static final HttpClient CLIENT =
+      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+  /** An embedded Tomcat on 127.0.0.1, an ephemeral port, with one filter and one servlet. */
+  private static final class Server implements AutoCloseable {
+    final Tomcat tomcat = new Tomcat();
+    final Connector connector = new Connector();
+    final File base;
+
+    Server(WeirFilter filter, int maxThreads, HttpServlet servlet) throws Exception {
+      // Under the build directory, which a clean removes whatever is left.
+      base = Files.createTempDirectory(Files.createDirectories(Path.of("target")), "tomcat")
+          .toFile();
+      tomcat.setBaseDir(base.getAbsolutePath());
+      connector.setPort(0);
+      connector.setProperty("address", "127.0.0.1");
+      connector.setProperty("maxThreads", Integer.toString(maxThreads));
+      tomcat.setConnector(connector);
+      Context ctx = tomcat.addContext("", base.getAbsolutePath());
+      Tomcat.addServlet(ctx, "app", servlet).setAsyncSupported(true);
+      ctx.addServletMappingDecoded("/app", "app");
+      FilterDef def = new FilterDef();
+      def.setFilterName("weir");
+      def.setFilter(filter);
+      def.setAsyncSupported("true");
+      ctx.addFilterDef(def);
+      FilterMap map = new FilterMap();
+      map.setFilterName("weir");
+      map.addURLPattern("/*");
+      map.setDispatcher("REQUEST");
+      map.setDispatcher("ASYNC");
+      ctx.addFilterMap(map);
+      tomcat.start();
+    }
+
+    URI uri(String path) {
+      return URI.create("http://127.0.0.1:" + connector.getLocalPort() + path);
+    }
+
+    CompletableFuture<HttpResponse<String>> get(String path, String tier) {
+      return CLIENT.sendAsync(HttpRequest.newBuilder(uri(path)).header("X-Weir-Tier", tier)
+          .build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Override
+    public void close() throws Exception {
+      try {
+        tomcat.stop();
+        tomcat.destroy();
+      } finally {
+        try (Stream<Path> files = Files.walk(base.toPath())) {
+          files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+      }
+    }
+  }
+
+  private static WeirFilter.Builder limitOfOne(Duration queueTimeout) {
+    return WeirFilter.builder().shedder(LoadShedder.builder().limit(() -> Limits.fixed(1))
+        .rejector(Rejectors::none).queueCapacity(1).requestTimeout(Duration.ofSeconds(30))
+        .queueTimeout(queueTimeout));
+  }
+
+  /** Holds requests whose query says {@code hold} until {@link #release}; answers "ok". */
+  private static final CountDownLatch NEVER = new CountDownLatch(1);
+
+  private static HttpServlet holding(CountDownLatch release) {
+    return servlet((req, res) -> {
+      if (req.getParameter("hold") != null && !release.await(30, TimeUnit.SECONDS)) {
+        throw new AssertionError("never released");
+      }
+      res.getWriter().print("ok");
+    });
+  }
+
+  @Test
+  void aWaitingRequestSuspendsAndIsDispatchedBackWhenAPermitFrees() throws Exception {
+    WeirFilter filter = limitOfOne(Duration.ofSeconds(20)).build();
+    CountDownLatch release = new CountDownLatch(1);
+    try (Server s = new Server(filter, 20, holding(release))) {
+      assertEquals("ok", s.get("/app", "1").get(10, TimeUnit.SECONDS).body());
+      LoadShedder route = filter.shedders().get("GET /app");
+      CompletableFuture<HttpResponse<String>> first = s.get("/app?hold", "1");
+      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
+          () -> "in flight " + route.inflight());
+      CompletableFuture<HttpResponse<String>> second = s.get("/app", "1");
+      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
+          () -> "queued " + route.queued());
+      release.countDown();
+      HttpResponse<String> a = first.get(10, TimeUnit.SECONDS);
+      HttpResponse<String> b = second.get(10, TimeUnit.SECONDS);
+      assertEquals(200, a.statusCode());
+      assertEquals(200, b.statusCode());
+      assertEquals("ok", b.body());
+      Support.await(() -> route.inflight() == 0, Duration.ofSeconds(5),
+          () -> "in flight " + route.inflight());
+    }
+  }
+
+  @Test
+  void aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter() throws Exception {
+    WeirFilter filter = limitOfOne(Duration.ofMillis(300)).build();
+    CountDownLatch release = new CountDownLatch(1);
+    try (Server s = new Server(filter, 20, holding(release))) {
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+      LoadShedder route = filter.shedders().get("GET /app");
+      CompletableFuture<HttpResponse<String>> holder = s.get("/app?hold", "1");
+      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
+          () -> "in flight " + route.inflight());
+
+      HttpResponse<String> late = s.get("/app", "1").get(10, TimeUnit.SECONDS);
+      assertEquals(503, late.statusCode());
+      assertEquals("queue-timeout", late.headers().firstValue("X-Weir-Outcome").orElse(null));
+
+      CompletableFuture<HttpResponse<String>> batch = s.get("/app", "5");
+      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
+          () -> "queued " + route.queued());
+      CompletableFuture<HttpResponse<String>> important = s.get("/app", "0");
+      HttpResponse<String> evicted = batch.get(10, TimeUnit.SECONDS);
+      assertTrue(evicted.statusCode() == 503 || evicted.statusCode() == 429,
+          "evicted: " + evicted.statusCode());
+      assertTrue(evicted.headers().firstValue("X-Weir-Outcome").isPresent());
+      release.countDown();
+      assertEquals(200, holder.get(10, TimeUnit.SECONDS).statusCode());
+      assertEquals(200, important.get(10, TimeUnit.SECONDS).statusCode());
+    }
+  }
+
+  @Test
+  void aSynchronousRouteIsCappedAtTheThreadsTheApplicationNames() throws Exception {
+    WeirFilter unnamed = WeirFilter.builder().build();
+    try (Server s = new Server(unnamed, 20, holding(NEVER))) {
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+      assertEquals(Integer.MAX_VALUE, unnamed.shedders().get("GET /app").concurrencyCap(),
+          "Tomcat's pool is not read");
+    }
+    WeirFilter named = WeirFilter.builder().containerThreads(20).build();
+    try (Server s = new Server(named, 20, holding(NEVER))) {
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+      LoadShedder route = named.shedders().get("GET /app");
+      int expected = ServerThreads.admittable(20);
+      Support.await(() -> route.concurrencyCap() == expected, Duration.ofSeconds(5),
+          () -> "cap " + route.concurrencyCap() + ", expected " + expected);
+    }
+  }
+}
