@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
  * An application that completes its callback before its {@code handle} returns holds the server's
  * thread while it runs: its route's limit is capped at what the server's threads can run, leaving
  * a sixteenth of the pool (at least 4) to the server. One that completes later, on another thread,
- * holds none, and its route stays uncapped.
+ * holds none, and its route stays uncapped. Routes share the one budget of the server's threads.
  */
 class ServerThreadsHttpTest {
 
@@ -79,10 +79,38 @@ class ServerThreadsHttpTest {
     }
   }
 
+  @Test
+  void blockingRoutesShareOneBudgetOfTheServersThreads() throws Exception {
+    WeirHandler weir = WeirHandler.builder()
+        .routeKey(r -> r.getHttpURI().getPath())
+        .handler(app((req, res, cb) -> {
+          res.setStatus(200);
+          cb.succeeded();
+          return true;
+        }))
+        .build();
+    try (TestServer s = TestServer.start(weir, 40)) {
+      assertEquals(200, status(s, "/a"));
+      assertEquals(200, status(s, "/b"));
+      LoadShedder a = weir.shedders().get("GET /a");
+      LoadShedder b = weir.shedders().get("GET /b");
+      int expected = ServerThreads.admittable(s.threads.getMaxAvailableThreads());
+      Support.await(() -> a.concurrencyBudget() != null
+              && a.concurrencyBudget() == b.concurrencyBudget(), Support.WAIT,
+          () -> "budgets " + a.concurrencyBudget() + ", " + b.concurrencyBudget());
+      assertEquals(expected, a.concurrencyBudget().threads());
+      assertEquals(2, a.concurrencyBudget().members());
+    }
+  }
+
   private static int status(TestServer s) throws Exception {
+    return status(s, "/x");
+  }
+
+  private static int status(TestServer s, String path) throws Exception {
     HttpClient client = Support.Protocol.HTTP1.client();
     try {
-      return get(client, s.uri("/x")).getStatus();
+      return get(client, s.uri(path)).getStatus();
     } finally {
       client.stop();
     }
