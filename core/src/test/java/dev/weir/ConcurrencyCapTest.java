@@ -125,6 +125,30 @@ class ConcurrencyCapTest {
     assertEquals(187, a.concurrencyCap(), "an idle other route leaves the whole budget");
   }
 
+  @Test
+  void aRouteThatAnswersAsynchronouslyLeavesTheBudgetForGood() {
+    ServerThreads threads = new ServerThreads();
+    LoadShedder mixed = LoadShedder.builder().timer(time).build();
+    LoadShedder sync = LoadShedder.builder().timer(time).build();
+    ToIntFunction<Integer> pool = n -> n;
+    threads.ranAsynchronously(mixed); // before the pool is read: nothing to leave
+    threads.ranOnServerThread(mixed, 200, pool);
+    threads.ranOnServerThread(sync, 200, pool);
+    ConcurrencyBudget budget = sync.concurrencyBudget();
+    assertSame(budget, mixed.concurrencyBudget());
+    threads.ranAsynchronously(mixed);
+    assertNull(mixed.concurrencyBudget());
+    assertEquals(Integer.MAX_VALUE, mixed.concurrencyCap());
+    threads.ranOnServerThread(mixed, 200, pool);
+    assertNull(mixed.concurrencyBudget(), "a route that answered asynchronously stays uncapped");
+    assertSame(budget, sync.concurrencyBudget());
+    assertEquals(1, budget.members());
+    LoadShedder own = LoadShedder.builder().timer(time).build();
+    own.capConcurrency(7);
+    threads.ranAsynchronously(own);
+    assertEquals(7, own.concurrencyCap(), "a cap of the caller's own is left alone");
+  }
+
   /**
    * Two routes whose requests hold threads of one pool of 40: the first busy route may take all
    * 40; the second then gets what is left, at least half; what each holds beyond its cap is never

@@ -3,6 +3,8 @@ package dev.weir.http;
 import dev.weir.ConcurrencyBudget;
 import dev.weir.LoadShedder;
 import dev.weir.internal.Check;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToIntFunction;
 
 /**
@@ -15,7 +17,9 @@ import java.util.function.ToIntFunction;
  * ConcurrencyBudget} of {@link #admittable} of the pool with every other such route ({@link
  * LoadShedder#capConcurrency(ConcurrencyBudget)}): one busy route may take all of it, several
  * share it. A route whose application answers asynchronously holds no thread while it runs and is
- * left uncapped.
+ * left uncapped; so is a route that answers some requests at once and others asynchronously (an
+ * asynchronous application that answers an invalid request on the spot, say), from its first
+ * asynchronous answer on: its limit must not be held at threads most of its requests do not hold.
  *
  * <p>The pool is read once, from the first such request; thread-safe.
  */
@@ -33,6 +37,8 @@ public final class ServerThreads {
 
   /** {@link #UNREAD} until the pool is read; then the budget, or null for none. */
   private volatile ConcurrencyBudget budget = UNREAD;
+  /** Routes that answered asynchronously: never capped again. */
+  private final Set<LoadShedder> asynchronous = ConcurrentHashMap.newKeySet();
 
   /**
    * The most admitted requests that may hold threads of a pool of {@code threads} (what can run
@@ -66,8 +72,22 @@ public final class ServerThreads {
       b = threads > 0 ? new ConcurrencyBudget(admittable(threads)) : null;
       budget = b;
     }
-    if (b != null && route.concurrencyBudget() != b) {
+    if (b != null && route.concurrencyBudget() != b && !asynchronous.contains(route)) {
       route.capConcurrency(b);
+    }
+  }
+
+  /**
+   * Called after an admitted request of {@code route} gave its server thread back before it
+   * completed: if the route is capped by this budget, it leaves it and is not capped again. Costs
+   * one volatile read for a route that is not capped.
+   */
+  public void ranAsynchronously(LoadShedder route) {
+    ConcurrencyBudget b = budget;
+    if (b != UNREAD && b != null && route.concurrencyBudget() == b) {
+      asynchronous.removeIf(LoadShedder::isClosed); // rare: once per route that mixes both
+      asynchronous.add(route);
+      route.capConcurrency((ConcurrencyBudget) null);
     }
   }
 }

@@ -199,6 +199,8 @@ final class Exchange extends Request.Wrapper
       if (done) {
         // Completed before handle returned: the request held this thread while it ran.
         handler.ranOnServerThread(shedder, getWrapped());
+      } else {
+        handler.ranAsynchronously(shedder);
       }
       return true;
     }

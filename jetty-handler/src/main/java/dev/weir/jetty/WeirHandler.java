@@ -217,6 +217,14 @@ public final class WeirHandler extends Handler.Wrapper {
   }
 
   /**
+   * Called after an admitted request's handler returned before it completed: the route does not
+   * hold a server thread for each request that runs, and is not capped.
+   */
+  void ranAsynchronously(LoadShedder route) {
+    serverThreads.ranAsynchronously(route);
+  }
+
+  /**
    * The threads of {@code request}'s server that can run requests: a {@link QueuedThreadPool}'s
    * maximum less what its connectors leased (acceptors and selectors), another sized pool's
    * maximum; 0 if unknown, or if virtual threads run the requests, which hold no pool thread.

@@ -3,12 +3,15 @@ package dev.weir.jetty;
 import static dev.weir.jetty.Support.app;
 import static dev.weir.jetty.Support.get;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
 import dev.weir.http.ServerThreads;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
@@ -20,7 +23,8 @@ import org.junit.jupiter.api.Test;
  * An application that completes its callback before its {@code handle} returns holds the server's
  * thread while it runs: its route's limit is capped at what the server's threads can run, leaving
  * a sixteenth of the pool (at least 4) to the server. One that completes later, on another thread,
- * holds none, and its route stays uncapped. Routes share the one budget of the server's threads.
+ * holds none, and its route stays uncapped, as does, from then on, a route that does both. Routes
+ * share the one budget of the server's threads.
  */
 class ServerThreadsHttpTest {
 
@@ -100,6 +104,47 @@ class ServerThreadsHttpTest {
           () -> "budgets " + a.concurrencyBudget() + ", " + b.concurrencyBudget());
       assertEquals(expected, a.concurrencyBudget().threads());
       assertEquals(2, a.concurrencyBudget().members());
+    }
+  }
+
+  @Test
+  void aRouteThatAlsoCompletesLaterIsNotCapped() throws Exception {
+    AtomicInteger returned = new AtomicInteger();
+    WeirHandler weir = new WeirHandler(app((req, res, cb) -> {
+      if (req.getHttpURI().getPath().equals("/now")) {
+        res.setStatus(400);
+        cb.succeeded();
+        return true;
+      }
+      int before = returned.get();
+      req.getContext().execute(() -> {
+        // Completes only once handle has returned through the handler under test.
+        Support.await(() -> returned.get() > before, Support.WAIT, () -> "handle did not return");
+        res.setStatus(200);
+        cb.succeeded();
+      });
+      return true;
+    }));
+    Handler outer = new Handler.Wrapper(weir) {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback)
+          throws Exception {
+        boolean handled = super.handle(request, response, callback);
+        returned.incrementAndGet();
+        return handled;
+      }
+    };
+    try (TestServer s = TestServer.start(outer, 40)) {
+      assertEquals(400, status(s, "/now"));
+      LoadShedder route = weir.shedders().get(WeirHandler.SINGLE_ROUTE);
+      Support.await(() -> returned.get() == 1, Support.WAIT, () -> "handled " + returned);
+      assertNotNull(route.concurrencyBudget(), "completed before handle returned: capped");
+      assertEquals(200, status(s, "/later"));
+      Support.await(() -> returned.get() == 2, Support.WAIT, () -> "handled " + returned);
+      assertNull(route.concurrencyBudget(), "completed later: uncapped");
+      assertEquals(400, status(s, "/now"));
+      Support.await(() -> returned.get() == 3, Support.WAIT, () -> "handled " + returned);
+      assertNull(route.concurrencyBudget(), "and not capped again");
     }
   }
 

@@ -329,6 +329,8 @@ final class Exchange implements AdmissionCallback, AsyncListener {
         }
         if (!request.isAsyncStarted()) {
           filter.ranOnContainerThread(shedder, request);
+        } else {
+          filter.ranAsynchronously(shedder);
         }
         return;
       }
@@ -343,6 +345,8 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       boolean async = request.isAsyncStarted();
       if (!async) {
         filter.ranOnContainerThread(shedder, request);
+      } else {
+        filter.ranAsynchronously(shedder);
       }
       if (!releaseWhenDone(request, response, p, async) && !async && in == a
           && !a.permitMayBeHeld()) {

@@ -260,6 +260,14 @@ public final class WeirFilter implements Filter {
     serverThreads.ranOnServerThread(route, request, poolThreads);
   }
 
+  /**
+   * Called after an admitted request's dispatch returned with the application's async started:
+   * the route does not hold a container thread for each request that runs, and is not capped.
+   */
+  void ranAsynchronously(LoadShedder route) {
+    serverThreads.ranAsynchronously(route);
+  }
+
   /** The container's request threads: as configured, else Jetty's pool, else 0 (unknown). */
   private int containerThreads(HttpServletRequest request) {
     int configured = settings.containerThreads;

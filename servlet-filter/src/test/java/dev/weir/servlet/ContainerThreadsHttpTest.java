@@ -2,6 +2,8 @@ package dev.weir.servlet;
 
 import static dev.weir.servlet.Support.servlet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
@@ -12,6 +14,7 @@ import jakarta.servlet.AsyncContext;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.http.HttpClient;
@@ -24,6 +27,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.junit.jupiter.api.Test;
 
@@ -188,6 +192,50 @@ class ContainerThreadsHttpTest {
       for (CompletableFuture<HttpResponse<Void>> answer : answers) {
         assertEquals(200, answer.get(30, TimeUnit.SECONDS).statusCode());
       }
+    }
+  }
+
+  /**
+   * A route that answers some requests during their dispatch (an invalid request, say) and the
+   * rest asynchronously: capped after the first kind, it is uncapped by the second for good, since
+   * most of its requests hold no thread while they run.
+   */
+  @Test
+  void aRouteThatAlsoAnswersAsynchronouslyIsNotCapped() throws Exception {
+    AtomicInteger returned = new AtomicInteger();
+    Filter outer = (req, res, chain) -> {
+      chain.doFilter(req, res);
+      returned.incrementAndGet(); // after Weir's filter has seen the dispatch return
+    };
+    try (TestServer s = TestServer.withClass(Map.of())
+        .maxThreads(40)
+        .outerFilter(outer)
+        .servlet("/mixed", servlet((req, res) -> {
+          if (req.getParameter("now") != null) {
+            res.setStatus(400);
+            return;
+          }
+          int before = returned.get();
+          AsyncContext ac = req.startAsync();
+          ac.start(() -> {
+            // Completes only once this request's dispatch has returned through every filter.
+            Support.await(() -> returned.get() > before, Duration.ofSeconds(10),
+                () -> "the dispatch did not return");
+            ((HttpServletResponse) ac.getResponse()).setStatus(200);
+            ac.complete();
+          });
+        }))
+        .start()) {
+      assertEquals(400, get(s, "/mixed?now"));
+      LoadShedder route = s.filter().shedders().get("GET /mixed");
+      Support.await(() -> returned.get() == 1, Duration.ofSeconds(5), () -> "dispatches");
+      assertNotNull(route.concurrencyBudget(), "answered during its dispatch: capped");
+      assertEquals(200, get(s, "/mixed"));
+      Support.await(() -> returned.get() == 2, Duration.ofSeconds(5), () -> "dispatches");
+      assertNull(route.concurrencyBudget(), "answered asynchronously: uncapped");
+      assertEquals(400, get(s, "/mixed?now"));
+      Support.await(() -> returned.get() == 3, Duration.ofSeconds(5), () -> "dispatches");
+      assertNull(route.concurrencyBudget(), "and not capped again");
     }
   }
 
