@@ -67,15 +67,7 @@ class ServerThreadsHttpTest {
       });
       return true;
     }));
-    Handler outer = new Handler.Wrapper(weir) {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback)
-          throws Exception {
-        boolean handled = super.handle(request, response, callback);
-        handleReturned.countDown();
-        return handled;
-      }
-    };
+    Handler outer = afterHandle(weir, handleReturned::countDown);
     try (TestServer s = TestServer.start(outer, 40)) {
       assertEquals(200, status(s));
       LoadShedder route = weir.shedders().get(WeirHandler.SINGLE_ROUTE);
@@ -125,15 +117,7 @@ class ServerThreadsHttpTest {
       });
       return true;
     }));
-    Handler outer = new Handler.Wrapper(weir) {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback)
-          throws Exception {
-        boolean handled = super.handle(request, response, callback);
-        returned.incrementAndGet();
-        return handled;
-      }
-    };
+    Handler outer = afterHandle(weir, returned::incrementAndGet);
     try (TestServer s = TestServer.start(outer, 40)) {
       assertEquals(400, status(s, "/now"));
       LoadShedder route = weir.shedders().get(WeirHandler.SINGLE_ROUTE);
@@ -146,6 +130,19 @@ class ServerThreadsHttpTest {
       Support.await(() -> returned.get() == 3, Support.WAIT, () -> "handled " + returned);
       assertNull(route.concurrencyBudget(), "and not capped again");
     }
+  }
+
+  /** {@code inner}, with {@code then} run each time its {@code handle} has returned. */
+  private static Handler afterHandle(Handler inner, Runnable then) {
+    return new Handler.Wrapper(inner) {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback)
+          throws Exception {
+        boolean handled = super.handle(request, response, callback);
+        then.run();
+        return handled;
+      }
+    };
   }
 
   private static int status(TestServer s) throws Exception {
