@@ -75,6 +75,14 @@ class StatusPageBrowserTest {
       assertTrue(((Number) after.get("polls")).intValue()
           > ((Number) during.get("polls")).intValue(), "polling went on: " + after);
       assertEquals(0L, ((Number) after.get("errors")).longValue(), "page errors: " + after);
+      // /work answers during its dispatch, so its limit is capped by the budget of Jetty's
+      // threads, which it shares with the status page's own route: the budget less what that
+      // route holds at the poll, and at least half of it.
+      int threads = shedder.concurrencyBudget().threads();
+      String badge = (String) after.get("badge");
+      assertTrue(badge.contains(" of at most "), "the badge shows no cap: " + badge);
+      int shown = Integer.parseInt(badge.substring(badge.lastIndexOf(" of at most ") + 12));
+      assertTrue(shown <= threads && shown >= threads / 2, badge + "; budget " + threads);
       assertEquals(List.of(), browser.errors(), "errors the browser reported");
     }
   }
@@ -128,7 +136,8 @@ class StatusPageBrowserTest {
       "    errorText: document.getElementById('errors').textContent,",
       "    points: Array.prototype.map.call(s.querySelectorAll('canvas'),",
       "        function (c) { return Number(c.getAttribute('data-points')); }),",
-      "    admitted: total('admitted'), shed: total('shed'), queueFull: total('queue_full')});",
+      "    admitted: total('admitted'), shed: total('shed'), queueFull: total('queue_full'),",
+      "    badge: s.querySelector('.badge').textContent});",
       "})()");
 
   private static Map<String, Object> await(HeadlessChromium browser,
