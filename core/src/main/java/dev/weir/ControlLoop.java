@@ -36,7 +36,7 @@ final class ControlLoop {
   private final Runnable tickTask = this::tick;
   private long lastTickNanos;
   private volatile Timer.Timeout tickTimeout;
-  /** Set by {@link LoadShedder#capConcurrency} on any thread, under this loop's lock; null if none. */
+  /** Set by {@link LoadShedder#capConcurrency} on any thread, under this loop's lock; or null. */
   private volatile ConcurrencyBudget budget;
 
   ControlLoop(String name, Admission admission, Limit limit, Rejector rejector, int queueCapacity,

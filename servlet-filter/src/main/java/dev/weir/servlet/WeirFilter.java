@@ -253,8 +253,8 @@ public final class WeirFilter implements Filter {
    * Called after an admitted request ran its whole chain on its container thread: caps its
    * route's limit at what the container's threads can run ({@link ServerThreads}), so that
    * admitted requests never wait for a thread in the container's queue, where this filter neither
-   * sees them nor orders them by priority. Off Jetty, or with virtual threads running the
-   * requests, nothing is capped.
+   * sees them nor orders them by priority. Off Jetty without {@link Builder#containerThreads},
+   * or with virtual threads running the requests, nothing is capped.
    */
   void ranOnContainerThread(LoadShedder route, HttpServletRequest request) {
     serverThreads.ranOnServerThread(route, request, poolThreads);
