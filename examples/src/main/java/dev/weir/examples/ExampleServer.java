@@ -39,6 +39,11 @@ public final class ExampleServer implements AutoCloseable {
   public static final int THREADS = 200;
   /** The path of the endpoint that calls the downstream. */
   public static final String WORK_PATH = "/work";
+  /**
+   * The same work as {@link #WORK_PATH} on a second servlet mapping, so a route of its own: for
+   * load split over two routes that share the server's threads.
+   */
+  public static final String SECOND_WORK_PATH = WORK_PATH + "/2";
   /** The path of the endpoint that runs a fixed amount of CPU work. */
   public static final String COMPUTE_PATH = "/compute";
   /** The path of an endpoint that answers at once, to measure per-request overheads. */
@@ -122,6 +127,7 @@ public final class ExampleServer implements AutoCloseable {
     ServletHolder work = new ServletHolder("work", new WorkServlet(backends.downstream()));
     work.setAsyncSupported(true);
     context.addServlet(work, WORK_PATH);
+    context.addServlet(work, SECOND_WORK_PATH);
     ServletHolder compute = new ServletHolder("compute", new ComputeServlet(backends.compute()));
     compute.setAsyncSupported(true);
     context.addServlet(compute, COMPUTE_PATH);
@@ -152,6 +158,11 @@ public final class ExampleServer implements AutoCloseable {
   /** The URI of the endpoint, such as {@code http://127.0.0.1:41234/work}. */
   public URI workUri() {
     return workUri;
+  }
+
+  /** The URI of the same work on a route of its own ({@link #SECOND_WORK_PATH}). */
+  public URI secondWorkUri() {
+    return workUri.resolve(SECOND_WORK_PATH);
   }
 
   /** The URI of the CPU-bound endpoint, such as {@code http://127.0.0.1:41234/compute}. */

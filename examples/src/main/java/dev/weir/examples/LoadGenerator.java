@@ -51,6 +51,7 @@ public final class LoadGenerator {
   private static final int SENDERS = 4;
 
   private final URI target;
+  private final URI other; // null: every request goes to target
   private final double rate;
   private final long warmupNanos;
   private final long durationNanos;
@@ -65,6 +66,7 @@ public final class LoadGenerator {
 
   private LoadGenerator(Builder b) {
     this.target = b.target;
+    this.other = b.other;
     this.rate = b.rate;
     this.warmupNanos = b.warmup.toNanos();
     this.durationNanos = b.duration.toNanos();
@@ -146,6 +148,7 @@ public final class LoadGenerator {
       long measureFrom = origin + warmupNanos;
       long end = measureFrom + durationNanos;
       double offset = 0; // a double, so that a fixed rate of 3 per ms does not drift
+      long sequence = 0;
       while (true) {
         offset += poisson ? -Math.log(1 - random.nextDouble()) * gapNanos : gapNanos;
         long due = origin + (long) offset;
@@ -154,6 +157,7 @@ public final class LoadGenerator {
         }
         int tier = mix.sample(random);
         String user = "user-" + random.nextInt(users);
+        URI to = other != null && (++sequence & 1) == 0 ? other : target;
         boolean measured = due - measureFrom >= 0;
         Recorder recorder = byTier[tier];
         if (measured) {
@@ -169,7 +173,7 @@ public final class LoadGenerator {
         }
         senders.execute(() -> {
           maxLag.accumulate(System.nanoTime() - due);
-          var request = client.newRequest(target)
+          var request = client.newRequest(to)
               .headers(h -> {
                 h.put(tierHeader, tier + ":" + cohorts.cohort(user));
                 if (userHeader != null) {
@@ -294,6 +298,7 @@ public final class LoadGenerator {
   /** Settings of a {@link LoadGenerator}; each has a default but the target. */
   public static final class Builder {
     private final URI target;
+    private URI other;
     private double rate = 100;
     private Duration warmup = Duration.ofSeconds(3);
     private Duration duration = Duration.ofSeconds(10);
@@ -310,6 +315,18 @@ public final class LoadGenerator {
       if (!"http".equals(target.getScheme())) {
         throw new IllegalArgumentException("target must be an http URI, was " + target);
       }
+    }
+
+    /**
+     * Sends every other request to {@code other} instead of the target, so that the load is
+     * split evenly between two URIs; default none.
+     */
+    public Builder alternateWith(URI other) {
+      if (!"http".equals(Objects.requireNonNull(other, "other").getScheme())) {
+        throw new IllegalArgumentException("other must be an http URI, was " + other);
+      }
+      this.other = other;
+      return this;
     }
 
     /** Requests per second, on average; default 100. */

@@ -73,7 +73,7 @@ class ExampleServerTest {
     try (ExampleServer server = ExampleServer.start(
         new Backends(new Downstream(2, Duration.ofMillis(1), 1), compute), filter)) {
       HttpClient http = HttpClient.newHttpClient();
-      for (URI uri : List.of(server.computeUri(), server.workUri())) {
+      for (URI uri : List.of(server.computeUri(), server.workUri(), server.secondWorkUri())) {
         HttpResponse<String> r = http.send(HttpRequest.newBuilder(uri)
             .header("X-Weir-Tier", "1").timeout(Duration.ofSeconds(10)).build(),
             HttpResponse.BodyHandlers.ofString());
@@ -86,6 +86,8 @@ class ExampleServerTest {
       // One shedder per route: overloading /compute sheds nothing of /work.
       assertTrue(filter.shedders().containsKey("GET /compute"), filter.shedders().toString());
       assertTrue(filter.shedders().containsKey("GET /work"), filter.shedders().toString());
+      // The same work on a second mapping is a route of its own.
+      assertTrue(filter.shedders().containsKey("GET /work/2"), filter.shedders().toString());
     }
   }
 

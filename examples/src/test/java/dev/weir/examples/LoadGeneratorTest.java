@@ -114,6 +114,44 @@ class LoadGeneratorTest {
   }
 
   @Test
+  void alternateWithSplitsTheRequestsEvenlyBetweenTwoUris() throws Exception {
+    Server server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    server.addConnector(connector);
+    List<String> paths = new CopyOnWriteArrayList<>();
+    server.setHandler(new Handler.Abstract() {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback) {
+        paths.add(request.getHttpURI().getPath());
+        response.setStatus(200);
+        callback.succeeded();
+        return true;
+      }
+    });
+    server.start();
+    try {
+      String base = "http://127.0.0.1:" + connector.getLocalPort();
+      LoadReport r = LoadGenerator.builder(URI.create(base + "/a"))
+          .alternateWith(URI.create(base + "/b"))
+          .rate(100)
+          .warmup(Duration.ZERO)
+          .duration(Duration.ofSeconds(1))
+          .build()
+          .run();
+      long sent = r.total().sent();
+      assertEquals(sent, r.total().count(Status.OK), "every request answered");
+      assertEquals(sent, paths.size());
+      long toA = paths.stream().filter("/a"::equals).count();
+      long toB = paths.stream().filter("/b"::equals).count();
+      assertEquals(sent, toA + toB, paths.toString());
+      assertTrue(Math.abs(toA - toB) <= 1, toA + " to /a, " + toB + " to /b");
+    } finally {
+      server.stop();
+    }
+  }
+
+  @Test
   void poissonArrivalsAverageTheRate() throws Exception {
     LoadReport r = LoadGenerator.builder(silent.uri())
         .rate(400)
@@ -143,6 +181,8 @@ class LoadGeneratorTest {
     assertMessage("tierHeader", () -> LoadGenerator.builder(uri).tierHeader("X Tier"));
     assertMessage("userHeader", () -> LoadGenerator.builder(uri).userHeader(""));
     assertMessage("target", () -> LoadGenerator.builder(URI.create("ftp://127.0.0.1/")));
+    assertMessage("other", () -> LoadGenerator.builder(uri)
+        .alternateWith(URI.create("ftp://127.0.0.1/")));
   }
 
   private static void assertMessage(String expected, org.junit.jupiter.api.function.Executable e) {

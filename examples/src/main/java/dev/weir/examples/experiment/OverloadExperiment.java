@@ -10,7 +10,6 @@ import dev.weir.examples.Status;
 import dev.weir.examples.TierMix;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -147,7 +146,7 @@ public final class OverloadExperiment {
         "Jetty 12, %d threads. Open-loop Poisson clients, %s, timeout %d ms, at multiples of each"
         + " endpoint's capacity.%s Each point on a fresh server: %d s warm-up, then %d s measured."
         + " Goodput (ok/s) counts the successes that ended in the measured window; the status mix"
-        + " and latencies are of the requests sent in it.%s Started %s on %d cores; expected to"
+        + " and latencies are of the requests sent in it.%s%s Started %s on %d cores; expected to"
         + " take about %s.", ExampleServer.THREADS, MIX, s.timeoutMillis, s.settleSeconds == 0 ? ""
             : String.format(Locale.ROOT, " Before its first point at an endpoint, each guard's"
                 + " server ran at %sx until the JIT compilers were quiet, at most %d s.",
@@ -155,6 +154,8 @@ public final class OverloadExperiment {
         s.seconds, keyLoads.isEmpty() || s.runs == 1 ? "" : String.format(Locale.ROOT,
             " At %s every guard ran %d times, the i-th run on seed %d + i - 1; the table shows"
                 + " the first.", loads(keyLoads), s.runs, s.seed),
+        s.twoRoutes ? " GET /work's requests alternate between two routes to the same work, "
+            + ExampleServer.WORK_PATH + " and " + ExampleServer.SECOND_WORK_PATH + "." : "",
         Instant.now().truncatedTo(ChronoUnit.SECONDS), cores, duration(expectedSeconds(s)));
     // Every capacity first, so that a load too high for one fails before minutes of work.
     List<Capacity> capacities = new ArrayList<>();
@@ -421,7 +422,7 @@ public final class OverloadExperiment {
     boolean quiet;
     try (ExampleServer server = guard.start(backends(s, s.seed))) {
       quiet = JitWarmup.settle(jit, s.settleSeconds, () -> {
-        client(s, e.uri(server), load * capacity, s.seed)
+        client(s, e, server, load * capacity, s.seed)
             .warmup(Duration.ZERO)
             .duration(Duration.ofSeconds(JitWarmup.STEP_SECONDS))
             .build()
@@ -440,7 +441,7 @@ public final class OverloadExperiment {
     log.printf(Locale.ROOT, "  running %s, %s at %sx (%.0f req/s) for %d s ...%n", e.title(),
         label, Goals.fmt(load), rate, s.warmupSeconds + s.seconds);
     try (ExampleServer server = guard.start(backends(s, seed))) {
-      return client(s, e.uri(server), rate, seed)
+      return client(s, e, server, rate, seed)
           .warmup(Duration.ofSeconds(s.warmupSeconds))
           .duration(Duration.ofSeconds(s.seconds))
           .build()
@@ -448,13 +449,21 @@ public final class OverloadExperiment {
     }
   }
 
-  /** The experiment's open-loop client at {@code rate}: its timeout, tier mix and seed. */
-  private static LoadGenerator.Builder client(Settings s, URI uri, double rate, long seed) {
-    return LoadGenerator.builder(uri)
+  /**
+   * The experiment's open-loop client of {@code e} at {@code rate}: its timeout, tier mix and
+   * seed; with {@code --two-routes}, /work's requests alternate between its two routes.
+   */
+  private static LoadGenerator.Builder client(Settings s, Endpoint e, ExampleServer server,
+      double rate, long seed) {
+    LoadGenerator.Builder b = LoadGenerator.builder(e.uri(server))
         .rate(rate)
         .timeout(Duration.ofMillis(s.timeoutMillis))
         .mix(MIX)
         .seed(seed);
+    if (s.twoRoutes && e == Endpoint.WORK) {
+      b.alternateWith(server.secondWorkUri());
+    }
+    return b;
   }
 
   static String header() {

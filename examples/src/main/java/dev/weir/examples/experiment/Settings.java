@@ -35,6 +35,8 @@ final class Settings {
       "  --baseline L      load of the unloaded reference run, no guard: above 0, at most "
           + Goals.fmt(Settings.MAX_BASELINE) + " (default 0.3; 0: none)",
       "  --connections N   downstream connections of /work (default 8)",
+      "  --two-routes      /work's requests alternate between /work and /work/2, the same",
+      "                    work on two servlet mappings: two routes that share the threads",
       "  --service-ms N    mean downstream service time (default 20): /work's capacity is",
       "                    connections / mean",
       "  --compute-rounds N  hash rounds of one GET /compute (default " + Compute.DEFAULT_ROUNDS
@@ -70,6 +72,8 @@ final class Settings {
   List<String> guards = names();
   double baselineLoad = 0.3;
   int connections = 8;
+  /** /work's requests alternate between two routes to the same work. */
+  boolean twoRoutes;
   int serviceMillis = 20;
   int computeRounds = Compute.DEFAULT_ROUNDS;
   /** /compute's capacity in requests per second; 0: measure it. */
@@ -134,6 +138,7 @@ final class Settings {
     }
     s.baselineLoad = o.doubleValue("baseline", s.baselineLoad, 0, MAX_BASELINE);
     s.connections = o.intValue("connections", s.connections, 1, 1000);
+    s.twoRoutes = o.flag("two-routes");
     s.serviceMillis = o.intValue("service-ms", s.serviceMillis, 1, 10_000);
     s.computeRounds = o.intValue("compute-rounds", s.computeRounds, 1, 1_000_000_000);
     s.computeCapacity = o.doubleValue("compute-capacity", s.computeCapacity, 1, MAX_RATE);
@@ -239,5 +244,5 @@ final class Settings {
 
   private static final String[] KNOWN = {"endpoints", "seconds", "warmup", "loads", "guards",
       "baseline", "connections", "service-ms", "compute-rounds", "compute-capacity", "timeout-ms",
-      "seed", "runs", "html", "quick", "settle", "help"};
+      "seed", "runs", "html", "quick", "settle", "help", "two-routes"};
 }

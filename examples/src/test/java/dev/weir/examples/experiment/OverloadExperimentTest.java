@@ -225,6 +225,15 @@ class OverloadExperimentTest {
   }
 
   @Test
+  void twoRoutesIsAFlag() {
+    assertFalse(Settings.parse(new String[] {"--html", "none"}).twoRoutes);
+    assertTrue(Settings.parse(new String[] {"--two-routes", "--html", "none"}).twoRoutes);
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Settings.parse(new String[] {"--two-routes", "yes", "--html", "none"}));
+    assertTrue(e.getMessage().contains("--two-routes"), e.getMessage());
+  }
+
+  @Test
   void theExpectedDurationIsStatedAndQuickIsAboutAMinute() {
     Settings full = Settings.parse(new String[] {"--html", "none"});
     assertEquals(List.of(Endpoint.WORK, Endpoint.COMPUTE), full.endpoints);
