@@ -78,12 +78,8 @@ class LoadGeneratorTest {
     // succeed, but only those sent in its first 400 ms end inside it: the server did 40 requests'
     // work in the window, not 99. Counted by send time, a guard whose queue grows through the
     // window would be credited with work it does after it.
-    Server server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    server.addConnector(connector);
     ScheduledExecutorService later = Executors.newSingleThreadScheduledExecutor();
-    server.setHandler(new Handler.Abstract() {
+    Server server = start(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) {
         response.setStatus(200);
@@ -91,10 +87,8 @@ class LoadGeneratorTest {
         return true;
       }
     });
-    server.start();
     try {
-      LoadReport r = LoadGenerator.builder(URI.create("http://127.0.0.1:"
-              + connector.getLocalPort() + "/"))
+      LoadReport r = LoadGenerator.builder(URI.create(base(server) + "/"))
           .rate(100)
           .poisson(false)
           .warmup(Duration.ZERO)
@@ -115,12 +109,8 @@ class LoadGeneratorTest {
 
   @Test
   void alternateWithSplitsTheRequestsEvenlyBetweenTwoUris() throws Exception {
-    Server server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    server.addConnector(connector);
     List<String> paths = new CopyOnWriteArrayList<>();
-    server.setHandler(new Handler.Abstract() {
+    Server server = start(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) {
         paths.add(request.getHttpURI().getPath());
@@ -129,9 +119,8 @@ class LoadGeneratorTest {
         return true;
       }
     });
-    server.start();
     try {
-      String base = "http://127.0.0.1:" + connector.getLocalPort();
+      String base = base(server);
       LoadReport r = LoadGenerator.builder(URI.create(base + "/a"))
           .alternateWith(URI.create(base + "/b"))
           .rate(100)
@@ -149,6 +138,22 @@ class LoadGeneratorTest {
     } finally {
       server.stop();
     }
+  }
+
+  /** A started Jetty on 127.0.0.1, an ephemeral port, with {@code handler}. */
+  private static Server start(Handler handler) throws Exception {
+    Server server = new Server();
+    ServerConnector connector = new ServerConnector(server);
+    connector.setHost("127.0.0.1");
+    server.addConnector(connector);
+    server.setHandler(handler);
+    server.start();
+    return server;
+  }
+
+  /** {@code http://127.0.0.1:port} of a server from {@link #start}. */
+  private static String base(Server server) {
+    return "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort();
   }
 
   @Test
