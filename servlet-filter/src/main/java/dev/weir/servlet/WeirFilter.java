@@ -253,8 +253,9 @@ public final class WeirFilter implements Filter {
    * Called after an admitted request ran its whole chain on its container thread: caps its
    * route's limit at what the container's threads can run ({@link ServerThreads}), so that
    * admitted requests never wait for a thread in the container's queue, where this filter neither
-   * sees them nor orders them by priority. Off Jetty without {@link Builder#containerThreads},
-   * or with virtual threads running the requests, nothing is capped.
+   * sees them nor orders them by priority. Where the threads are unknown (neither Jetty nor a
+   * Tomcat with its MBeans, and no {@link Builder#containerThreads}), or virtual threads run the
+   * requests, nothing is capped.
    */
   void ranOnContainerThread(LoadShedder route, HttpServletRequest request) {
     serverThreads.ranOnServerThread(route, request, poolThreads);
@@ -268,13 +269,24 @@ public final class WeirFilter implements Filter {
     serverThreads.ranAsynchronously(route);
   }
 
-  /** The container's request threads: as configured, else Jetty's pool, else 0 (unknown). */
+  /**
+   * The container's request threads: as configured, else Jetty's pool, else Tomcat's connector as
+   * its MBean reports it, else 0 (unknown). Read once, at a route's first synchronous request.
+   */
   private int containerThreads(HttpServletRequest request) {
     int configured = settings.containerThreads;
     if (configured > 0) {
       return configured;
     }
-    return ON_JETTY ? JettyThreads.of(request) : 0;
+    int jetty = 0;
+    if (ON_JETTY) {
+      try {
+        jetty = JettyThreads.of(request);
+      } catch (RuntimeException e) {
+        jetty = 0; // Jetty's classes are visible, but this request is another container's
+      }
+    }
+    return jetty > 0 ? jetty : TomcatThreads.of(request);
   }
 
   /**
@@ -514,12 +526,13 @@ public final class WeirFilter implements Filter {
     }
 
     /**
-     * The container's request threads, for a container whose pool the filter cannot read:
-     * Tomcat's {@code maxThreads}, Undertow's worker threads. The routes whose requests run on
-     * them from start to finish then share a cap of these threads less a sixteenth (at least 4),
-     * as on Jetty, whose pool the filter reads itself (see the module's README, "The container's
-     * threads"). 0..1000000; default 0: Jetty's pool on Jetty 12, no cap on other containers. A
-     * value above 0 is used on Jetty too.
+     * The container's request threads, for a container whose pool the filter cannot read: a
+     * Tomcat that registers no MBeans (Spring Boot's default), Undertow's worker threads. The
+     * routes whose requests run on them from start to finish then share a cap of these threads
+     * less a sixteenth (at least 4), as on Jetty and on a Tomcat with its MBeans, which the
+     * filter reads itself (see the module's README, "The container's threads"). 0..1000000;
+     * default 0: read Jetty's pool or Tomcat's {@code ThreadPool} MBean, else no cap. A value
+     * above 0 wins on any container.
      */
     public Builder containerThreads(int threads) {
       this.containerThreads = Check.inRange("containerThreads", threads, 0, 1_000_000);

@@ -34,8 +34,8 @@ import org.junit.jupiter.api.Test;
  * Servlet API alone: a request admitted at once runs; one that waits suspends, holding no
  * thread, and is dispatched back when a permit frees; one whose queue timeout passes gets its 503
  * from the filter; a less important waiter evicted for a more important request gets its 503
- * too; and the route's limit is capped only at the container threads the application says it
- * has ({@link WeirFilter.Builder#containerThreads}), since the filter reads Jetty's pool alone.
+ * too; and a synchronous route's limit is capped at the connector's threads, read from the
+ * {@code ThreadPool} MBean Tomcat registers, or given ({@link WeirFilter.Builder#containerThreads}).
  */
 class TomcatHttpTest {
   private static final HttpClient CLIENT =
@@ -167,12 +167,15 @@ class TomcatHttpTest {
   }
 
   @Test
-  void aSynchronousRouteIsCappedAtTheThreadsTheApplicationNames() throws Exception {
+  void aSynchronousRouteIsCappedAtTheConnectorsThreads() throws Exception {
     WeirFilter unnamed = WeirFilter.builder().build();
     try (Server s = new Server(unnamed, 20, holding(NEVER))) {
       assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
-      assertEquals(Integer.MAX_VALUE, unnamed.shedders().get("GET /app").concurrencyCap(),
-          "Tomcat's pool is not read");
+      LoadShedder route = unnamed.shedders().get("GET /app");
+      int expected = ServerThreads.admittable(20);
+      Support.await(() -> route.concurrencyCap() == expected, Duration.ofSeconds(5),
+          () -> "cap " + route.concurrencyCap() + ", expected " + expected
+              + ": read from the connector's ThreadPool MBean");
     }
     WeirFilter named = WeirFilter.builder().containerThreads(20).build();
     try (Server s = new Server(named, 20, holding(NEVER))) {
