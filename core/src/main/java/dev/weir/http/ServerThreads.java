@@ -84,7 +84,7 @@ public final class ServerThreads {
    */
   public void ranAsynchronously(LoadShedder route) {
     ConcurrencyBudget b = budget;
-    if (b != UNREAD && b != null && route.concurrencyBudget() == b) {
+    if (b != null && route.concurrencyBudget() == b) { // never UNREAD: no route joins it
       asynchronous.removeIf(LoadShedder::isClosed); // rare: once per route that mixes both
       asynchronous.add(route);
       route.capConcurrency((ConcurrencyBudget) null);

@@ -196,12 +196,8 @@ final class Exchange extends Request.Wrapper
       return true;
     }
     if (handled) {
-      if (done) {
-        // Completed before handle returned: the request held this thread while it ran.
-        handler.ranOnServerThread(shedder, getWrapped());
-      } else {
-        handler.ranAsynchronously(shedder);
-      }
+      // done: it completed before handle returned, so it held this thread while it ran.
+      handler.handleReturned(shedder, getWrapped(), done);
       return true;
     }
     BoundedResponse b = bounded;

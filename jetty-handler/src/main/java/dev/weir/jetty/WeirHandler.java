@@ -207,21 +207,19 @@ public final class WeirHandler extends Handler.Wrapper {
   }
 
   /**
-   * Called after an admitted request completed before its handler returned, so held its server
-   * thread while it ran: caps its route's limit at what the server's threads can run ({@link
-   * ServerThreads}), so that admitted requests never wait for a thread in the server's queue, where
-   * this handler neither sees them nor orders them by priority.
+   * Called after an admitted request's handler returned. If the request completed before that
+   * ({@code completed}), it held its server thread while it ran: caps its route's limit at what
+   * the server's threads can run ({@link ServerThreads}), so that admitted requests never wait for
+   * a thread in the server's queue, where this handler neither sees them nor orders them by
+   * priority. If it completes later, the route does not hold a thread for each request that runs,
+   * and is not capped.
    */
-  void ranOnServerThread(LoadShedder route, Request request) {
-    serverThreads.ranOnServerThread(route, request, WeirHandler::poolThreads);
-  }
-
-  /**
-   * Called after an admitted request's handler returned before it completed: the route does not
-   * hold a server thread for each request that runs, and is not capped.
-   */
-  void ranAsynchronously(LoadShedder route) {
-    serverThreads.ranAsynchronously(route);
+  void handleReturned(LoadShedder route, Request request, boolean completed) {
+    if (completed) {
+      serverThreads.ranOnServerThread(route, request, WeirHandler::poolThreads);
+    } else {
+      serverThreads.ranAsynchronously(route);
+    }
   }
 
   /**

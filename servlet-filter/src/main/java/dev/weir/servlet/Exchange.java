@@ -327,11 +327,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
           p.release(Outcome.ERROR); // BoundedRun released already; a second release is ignored
           throw e;
         }
-        if (!request.isAsyncStarted()) {
-          filter.ranOnContainerThread(shedder, request);
-        } else {
-          filter.ranAsynchronously(shedder);
-        }
+        filter.dispatchReturned(shedder, request, request.isAsyncStarted());
         return;
       }
       try {
@@ -343,11 +339,7 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       // Read once: Jetty answers it under the request's lock, and nothing can start async on a
       // request whose dispatch has returned.
       boolean async = request.isAsyncStarted();
-      if (!async) {
-        filter.ranOnContainerThread(shedder, request);
-      } else {
-        filter.ranAsynchronously(shedder);
-      }
+      filter.dispatchReturned(shedder, request, async);
       if (!releaseWhenDone(request, response, p, async) && !async && in == a
           && !a.permitMayBeHeld()) {
         // Released here, and nothing else holds the permit: no body guard, no async cycle, no

@@ -17,8 +17,8 @@ final class JettyThreads {
    * The threads of the server that serves {@code request} that can run requests: a {@link
    * QueuedThreadPool}'s maximum less what its connectors leased (acceptors and selectors), another
    * sized pool's maximum; 0 if that is unknown, or if virtual threads run the requests, which then
-   * hold no pool thread. A request without a connector throws, which {@link
-   * dev.weir.http.ServerThreads} reads as 0.
+   * hold no pool thread. A request without a connector, or another container's, may throw, which
+   * the filter reads as not Jetty's.
    */
   static int of(ServletRequest request) {
     ServletContextRequest r = ServletContextRequest.getServletContextRequest(request);

@@ -250,23 +250,20 @@ public final class WeirFilter implements Filter {
   }
 
   /**
-   * Called after an admitted request ran its whole chain on its container thread: caps its
-   * route's limit at what the container's threads can run ({@link ServerThreads}), so that
-   * admitted requests never wait for a thread in the container's queue, where this filter neither
-   * sees them nor orders them by priority. Where the threads are unknown (neither Jetty nor a
-   * Tomcat with its MBeans, and no {@link Builder#containerThreads}), or virtual threads run the
-   * requests, nothing is capped.
+   * Called after an admitted request's dispatch returned. If it ran its whole chain on its
+   * container thread ({@code asyncStarted} false), caps its route's limit at what the container's
+   * threads can run ({@link ServerThreads}), so that admitted requests never wait for a thread in
+   * the container's queue, where this filter neither sees them nor orders them by priority; if
+   * the application went async, the route does not hold a thread for each request that runs, and
+   * is not capped. Where the threads are unknown (neither Jetty nor a Tomcat with its MBeans, and
+   * no {@link Builder#containerThreads}), or virtual threads run the requests, nothing is capped.
    */
-  void ranOnContainerThread(LoadShedder route, HttpServletRequest request) {
-    serverThreads.ranOnServerThread(route, request, poolThreads);
-  }
-
-  /**
-   * Called after an admitted request's dispatch returned with the application's async started:
-   * the route does not hold a container thread for each request that runs, and is not capped.
-   */
-  void ranAsynchronously(LoadShedder route) {
-    serverThreads.ranAsynchronously(route);
+  void dispatchReturned(LoadShedder route, HttpServletRequest request, boolean asyncStarted) {
+    if (asyncStarted) {
+      serverThreads.ranAsynchronously(route);
+    } else {
+      serverThreads.ranOnServerThread(route, request, poolThreads);
+    }
   }
 
   /**
@@ -278,15 +275,17 @@ public final class WeirFilter implements Filter {
     if (configured > 0) {
       return configured;
     }
-    int jetty = 0;
     if (ON_JETTY) {
       try {
-        jetty = JettyThreads.of(request);
+        int jetty = JettyThreads.of(request);
+        if (jetty > 0) {
+          return jetty;
+        }
       } catch (RuntimeException e) {
-        jetty = 0; // Jetty's classes are visible, but this request is another container's
+        // Jetty's classes are visible, but this request is another container's.
       }
     }
-    return jetty > 0 ? jetty : TomcatThreads.of(request);
+    return TomcatThreads.of(request);
   }
 
   /**
@@ -455,7 +454,7 @@ public final class WeirFilter implements Filter {
     HttpAnswers answers = HttpAnswers.defaults();
     Function<? super HttpServletRequest, String> routeKey = RouteKeys::of;
     int maxShedders = DEFAULT_MAX_SHEDDERS;
-    int containerThreads; // 0: Jetty's pool, read from the first request that needs it
+    int containerThreads; // 0: read Jetty's pool or Tomcat's MBean at the first request needing it
     Duration routeIdleTimeout = DEFAULT_ROUTE_IDLE_TIMEOUT;
     boolean boundedResponseTime;
     int maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
