@@ -1,27 +1,99 @@
 package dev.weir.servlet;
 
 import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletRequestWrapper;
 import java.lang.management.ManagementFactory;
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
 
 /**
- * On Tomcat, how many of the connector's threads can run requests, read from the {@code
- * ThreadPool} MBean Tomcat registers for each connector ({@code Catalina:type=ThreadPool,
- * name="http-nio-8080"} standalone, domain {@code Tomcat} embedded): the one whose {@code
- * localPort} is the request's. An embedded Tomcat whose MBean registry is off (Spring Boot's
- * default) registers none, and then nothing is read. Only JMX, so no Tomcat class is needed.
+ * On Tomcat, how many threads can run the connector's requests. Two reads, the first that finds
+ * a number wins:
+ *
+ * <ol>
+ *   <li><b>The connector.</b> Tomcat's request facade holds the connector's request, which names
+ *       its connector, whose protocol handler runs requests on an executor: Tomcat's own pool,
+ *       a shared {@code <Executor>} or a {@link java.util.concurrent.ThreadPoolExecutor}, each of
+ *       which reports its maximum. Needs no MBean, so it works where the registry is off (Spring
+ *       Boot's default). The facade's field is not public API: it is read reflectively, and any
+ *       failure reads as unknown.
+ *   <li><b>The MBean.</b> The {@code ThreadPool} MBean Tomcat registers for each connector
+ *       ({@code Catalina:type=ThreadPool,name="http-nio-8080"} standalone, domain {@code Tomcat}
+ *       embedded): the one whose {@code localPort} is the request's.
+ * </ol>
+ *
+ * <p>Both are reflective or JMX only, so no Tomcat class is needed to load this one. Each runs
+ * once per filter (see {@link dev.weir.http.ServerThreads}).
  */
 final class TomcatThreads {
+  /** Tomcat's request facade, the request a filter sees first on Tomcat. */
+  private static final String FACADE = "org.apache.catalina.connector.RequestFacade";
+
   private TomcatThreads() {}
 
   /**
-   * The connector's {@code maxThreads}; 0 if no such MBean is found, if the connector runs its
-   * requests on virtual threads or on a shared executor (Tomcat then reports no maximum), or if
-   * JMX refuses.
+   * The threads that can run the connector's requests; 0 if neither read finds them, if virtual
+   * threads run the requests (an executor that reports no maximum), or if a read is refused.
    */
   static int of(ServletRequest request) {
+    int threads = fromConnector(request);
+    return threads > 0 ? threads : fromMBean(request);
+  }
+
+  /** The maximum of the executor of the connector that received {@code request}, or 0. */
+  static int fromConnector(ServletRequest request) {
+    ServletRequest r = request;
+    while (r instanceof ServletRequestWrapper) {
+      r = ((ServletRequestWrapper) r).getRequest();
+    }
+    Class<?> facade = r.getClass();
+    while (facade != null && !FACADE.equals(facade.getName())) {
+      facade = facade.getSuperclass();
+    }
+    if (facade == null) {
+      return 0;
+    }
+    try {
+      Field inner = facade.getDeclaredField("request");
+      inner.setAccessible(true);
+      Object connector = call(inner.get(r), "getConnector");
+      Object executor = call(call(connector, "getProtocolHandler"), "getExecutor");
+      Object max = executor == null ? null : maximum(executor);
+      return max instanceof Integer && (Integer) max > 0 ? (Integer) max : 0;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return 0; // another Tomcat's layout, or a security manager's refusal
+    }
+  }
+
+  /**
+   * What an executor reports as its most threads: {@code getMaximumPoolSize()} (Tomcat's pool, a
+   * JDK pool), else {@code getMaxThreads()} (a shared {@code <Executor>}); null if neither.
+   */
+  private static Object maximum(Object executor) throws ReflectiveOperationException {
+    for (String getter : new String[] {"getMaximumPoolSize", "getMaxThreads"}) {
+      try {
+        return call(executor, getter);
+      } catch (NoSuchMethodException e) {
+        // not this kind of executor
+      }
+    }
+    return null;
+  }
+
+  /** The public no-argument method {@code name} of {@code target}'s public class, called. */
+  private static Object call(Object target, String name) throws ReflectiveOperationException {
+    if (target == null) {
+      throw new NoSuchMethodException(name + " on null");
+    }
+    Method m = target.getClass().getMethod(name);
+    return m.invoke(target);
+  }
+
+  /** The {@code maxThreads} of the ThreadPool MBean whose {@code localPort} is the request's, or 0. */
+  static int fromMBean(ServletRequest request) {
     int port = request.getLocalPort();
     if (port <= 0) {
       return 0;

@@ -100,6 +100,8 @@ public final class WeirFilter implements Filter {
   public static final String CONTEXT_ATTRIBUTE = WeirFilter.class.getName();
 
   static final String EXCHANGE_ATTRIBUTE = "dev.weir.servlet.exchange";
+  /** The most container threads set or read; a pool that reports more is unbounded in effect. */
+  static final int MAX_CONTAINER_THREADS = 1_000_000;
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
   /**
    * Every Jetty class {@link JettyServletHeaders}, {@link JettyServletChannel}, {@link
@@ -255,8 +257,8 @@ public final class WeirFilter implements Filter {
    * threads can run ({@link ServerThreads}), so that admitted requests never wait for a thread in
    * the container's queue, where this filter neither sees them nor orders them by priority; if
    * the application went async, the route does not hold a thread for each request that runs, and
-   * is not capped. Where the threads are unknown (neither Jetty nor a Tomcat with its MBeans, and
-   * no {@link Builder#containerThreads}), or virtual threads run the requests, nothing is capped.
+   * is not capped. Where the threads are unknown (neither Jetty nor Tomcat, and no {@link
+   * Builder#containerThreads}), or virtual threads run the requests, nothing is capped.
    */
   void dispatchReturned(LoadShedder route, HttpServletRequest request, boolean asyncStarted) {
     if (asyncStarted) {
@@ -267,25 +269,27 @@ public final class WeirFilter implements Filter {
   }
 
   /**
-   * The container's request threads: as configured, else Jetty's pool, else Tomcat's connector as
-   * its MBean reports it, else 0 (unknown). Read once, at a route's first synchronous request.
+   * The container's request threads: as configured, else Jetty's pool, else Tomcat's connector
+   * (its executor, else its MBean), else 0 (unknown, or a pool too large to bound anything). Read
+   * once, at a route's first synchronous request.
    */
   private int containerThreads(HttpServletRequest request) {
     int configured = settings.containerThreads;
     if (configured > 0) {
       return configured;
     }
+    int read = 0;
     if (ON_JETTY) {
       try {
-        int jetty = JettyThreads.of(request);
-        if (jetty > 0) {
-          return jetty;
-        }
+        read = JettyThreads.of(request);
       } catch (RuntimeException e) {
         // Jetty's classes are visible, but this request is another container's.
       }
     }
-    return TomcatThreads.of(request);
+    if (read <= 0) {
+      read = TomcatThreads.of(request);
+    }
+    return read <= MAX_CONTAINER_THREADS ? read : 0;
   }
 
   /**
@@ -454,7 +458,7 @@ public final class WeirFilter implements Filter {
     HttpAnswers answers = HttpAnswers.defaults();
     Function<? super HttpServletRequest, String> routeKey = RouteKeys::of;
     int maxShedders = DEFAULT_MAX_SHEDDERS;
-    int containerThreads; // 0: read Jetty's pool or Tomcat's MBean at the first request needing it
+    int containerThreads; // 0: read Jetty's or Tomcat's pool at the first request needing it
     Duration routeIdleTimeout = DEFAULT_ROUTE_IDLE_TIMEOUT;
     boolean boundedResponseTime;
     int maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
@@ -525,16 +529,15 @@ public final class WeirFilter implements Filter {
     }
 
     /**
-     * The container's request threads, for a container whose pool the filter cannot read: a
-     * Tomcat that registers no MBeans (Spring Boot's default), Undertow's worker threads. The
-     * routes whose requests run on them from start to finish then share a cap of these threads
-     * less a sixteenth (at least 4), as on Jetty and on a Tomcat with its MBeans, which the
-     * filter reads itself (see the module's README, "The container's threads"). 0..1000000;
-     * default 0: read Jetty's pool or Tomcat's {@code ThreadPool} MBean, else no cap. A value
-     * above 0 wins on any container.
+     * The container's request threads, for a container whose pool the filter cannot read
+     * (Undertow's worker threads, say). The routes whose requests run on them from start to
+     * finish then share a cap of these threads less a sixteenth (at least 4), as on Jetty and
+     * Tomcat, whose pools the filter reads itself (see the module's README, "The container's
+     * threads"). 0..1000000; default 0: read Jetty's pool or Tomcat's connector, else no cap. A
+     * value above 0 wins on any container.
      */
     public Builder containerThreads(int threads) {
-      this.containerThreads = Check.inRange("containerThreads", threads, 0, 1_000_000);
+      this.containerThreads = Check.inRange("containerThreads", threads, 0, MAX_CONTAINER_THREADS);
       return this;
     }
 

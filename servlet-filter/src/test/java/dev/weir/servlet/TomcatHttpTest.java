@@ -9,7 +9,9 @@ import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
 import dev.weir.http.ServerThreads;
 import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequestWrapper;
 import java.io.File;
+import java.lang.management.ManagementFactory;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -20,10 +22,16 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
+import javax.management.MBeanServer;
+import javax.management.ObjectName;
 import org.apache.catalina.Context;
 import org.apache.catalina.connector.Connector;
+import org.apache.catalina.core.StandardThreadExecutor;
 import org.apache.catalina.startup.Tomcat;
 import org.apache.tomcat.util.descriptor.web.FilterDef;
 import org.apache.tomcat.util.descriptor.web.FilterMap;
@@ -48,6 +56,12 @@ class TomcatHttpTest {
     final File base;
 
     Server(WeirFilter filter, int maxThreads, HttpServlet servlet) throws Exception {
+      this(filter, maxThreads, null, servlet);
+    }
+
+    /** With the connector's requests run on {@code executor}, if not null, instead of its own. */
+    Server(WeirFilter filter, int maxThreads, Executor executor, HttpServlet servlet)
+        throws Exception {
       // Under the build directory, which a clean removes whatever is left.
       base = Files.createTempDirectory(Files.createDirectories(Path.of("target")), "tomcat")
           .toFile();
@@ -55,6 +69,12 @@ class TomcatHttpTest {
       connector.setPort(0);
       connector.setProperty("address", "127.0.0.1");
       connector.setProperty("maxThreads", Integer.toString(maxThreads));
+      if (executor instanceof org.apache.catalina.Executor) {
+        tomcat.getService().addExecutor((org.apache.catalina.Executor) executor);
+      }
+      if (executor != null) {
+        connector.getProtocolHandler().setExecutor(executor);
+      }
       tomcat.setConnector(connector);
       Context ctx = tomcat.addContext("", base.getAbsolutePath());
       Tomcat.addServlet(ctx, "app", servlet).setAsyncSupported(true);
@@ -175,7 +195,7 @@ class TomcatHttpTest {
       int expected = ServerThreads.admittable(20);
       Support.await(() -> route.concurrencyCap() == expected, Duration.ofSeconds(5),
           () -> "cap " + route.concurrencyCap() + ", expected " + expected
-              + ": read from the connector's ThreadPool MBean");
+              + ": read from the connector's executor");
     }
     WeirFilter named = WeirFilter.builder().containerThreads(20).build();
     try (Server s = new Server(named, 20, holding(NEVER))) {
@@ -184,6 +204,89 @@ class TomcatHttpTest {
       int expected = ServerThreads.admittable(20);
       Support.await(() -> route.concurrencyCap() == expected, Duration.ofSeconds(5),
           () -> "cap " + route.concurrencyCap() + ", expected " + expected);
+    }
+  }
+
+  @Test
+  void withoutTheConnectorsMBeanARouteIsStillCapped() throws Exception {
+    // As in Spring Boot, whose embedded Tomcat registers no MBeans: this connector's is removed.
+    WeirFilter filter = WeirFilter.builder().build();
+    try (Server s = new Server(filter, 20, holding(NEVER))) {
+      MBeanServer jmx = ManagementFactory.getPlatformMBeanServer();
+      int removed = 0;
+      for (ObjectName n : jmx.queryNames(new ObjectName("*:type=ThreadPool,*"), null)) {
+        if (Integer.valueOf(s.connector.getLocalPort()).equals(jmx.getAttribute(n, "localPort"))) {
+          jmx.unregisterMBean(n);
+          removed++;
+        }
+      }
+      assertEquals(1, removed, "the connector's ThreadPool MBean");
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+      LoadShedder route = filter.shedders().get("GET /app");
+      int expected = ServerThreads.admittable(20);
+      Support.await(() -> route.concurrencyCap() == expected, Duration.ofSeconds(5),
+          () -> "cap " + route.concurrencyCap() + ", expected " + expected);
+    }
+  }
+
+  /**
+   * What the two reads find on the servlet's own request, and through a wrapper an earlier
+   * filter put around it: {@code [connector, wrapped, mbean]}.
+   */
+  private static int[] threadsRead(int maxThreads, Executor executor) throws Exception {
+    int[] read = new int[3];
+    HttpServlet servlet = servlet((req, res) -> {
+      read[0] = TomcatThreads.fromConnector(req);
+      read[1] = TomcatThreads.fromConnector(new HttpServletRequestWrapper(req));
+      read[2] = TomcatThreads.fromMBean(req);
+      res.getWriter().print("ok");
+    });
+    try (Server s = new Server(WeirFilter.builder().build(), maxThreads, executor, servlet)) {
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+    }
+    return read;
+  }
+
+  @Test
+  void theConnectorsOwnPoolIsReadWithoutItsMBeanAndThroughAWrapper() throws Exception {
+    int[] read = threadsRead(23, null);
+    assertEquals(23, read[0], "from the connector");
+    assertEquals(23, read[1], "through a wrapper");
+    assertEquals(23, read[2], "from the MBean");
+  }
+
+  @Test
+  void aSharedExecutorOrAJdkPoolIsReadFromTheConnector() throws Exception {
+    StandardThreadExecutor shared = new StandardThreadExecutor();
+    shared.setName("shared");
+    shared.setMaxThreads(12);
+    shared.setMinSpareThreads(2);
+    int[] read = threadsRead(23, shared);
+    assertEquals(12, read[0], "the shared <Executor>'s maxThreads");
+    assertEquals(0, read[2], "the MBean of a connector on a shared executor reports no maximum");
+
+    ThreadPoolExecutor jdk = new ThreadPoolExecutor(4, 9, 1, TimeUnit.MINUTES,
+        new LinkedBlockingQueue<>());
+    try {
+      assertEquals(9, threadsRead(23, jdk)[0], "a ThreadPoolExecutor's maximum pool size");
+    } finally {
+      jdk.shutdownNow();
+    }
+  }
+
+  @Test
+  void anExecutorWithoutAMaximumLeavesTheRouteUncapped() throws Exception {
+    // As Spring Boot's virtual threads are given to Tomcat: an executor that reports no size.
+    Executor unsized = r -> new Thread(r, "unsized").start();
+    assertEquals(0, threadsRead(23, unsized)[0]);
+
+    WeirFilter filter = WeirFilter.builder().build();
+    try (Server s = new Server(filter, 23, unsized, holding(NEVER))) {
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+      LoadShedder route = filter.shedders().get("GET /app");
+      assertEquals(null, route.concurrencyBudget());
+      assertEquals(Integer.MAX_VALUE, route.concurrencyCap());
     }
   }
 }
