@@ -94,11 +94,13 @@ class ConcurrencyCapTest {
   }
 
   @Test
-  void aServerKeepsASixteenthOfItsThreadsAndAtLeastFour() {
+  void aServerKeepsASixteenthOfItsThreadsAndAtLeastTwo() {
     assertEquals(187, ServerThreads.admittable(200));
+    assertEquals(60, ServerThreads.admittable(64));
     assertEquals(46, ServerThreads.admittable(50));
-    assertEquals(12, ServerThreads.admittable(16));
-    assertEquals(1, ServerThreads.admittable(5));
+    assertEquals(14, ServerThreads.admittable(16)); // Undertow's default on 2 cores
+    assertEquals(3, ServerThreads.admittable(5));
+    assertEquals(1, ServerThreads.admittable(3));
     assertEquals(1, ServerThreads.admittable(1));
     assertThrows(IllegalArgumentException.class, () -> ServerThreads.admittable(0));
   }

@@ -25,11 +25,12 @@ import java.util.function.ToIntFunction;
  */
 public final class ServerThreads {
   /**
-   * Threads always left to the server, at the least: for new requests to reach the adapter and be
-   * queued or answered at once, which takes each a few microseconds, and for the server's own
-   * tasks.
+   * Threads always left to the server, at the least: one for new requests to reach the adapter and
+   * be queued or answered at once, which takes each a few microseconds, and one for the server's
+   * own tasks. Each costs a small pool (Undertow's 8 per I/O thread, so 16 on 2 cores) a share of
+   * its capacity.
    */
-  static final int MIN_SPARE = 4;
+  static final int MIN_SPARE = 2;
   /** The share of a larger pool left to the server, for the same reasons: a sixteenth. */
   static final int SPARE_DIVISOR = 16;
   /** Before the pool is read. */

@@ -296,6 +296,12 @@ final class Exchange implements AdmissionCallback, AsyncListener {
       // The container keeps the timeout for the request: the application's own async cycle in
       // our dispatch must start with the container's, not with our queue wait's.
       ac.setTimeout(containerTimeout);
+    } catch (IllegalStateException e) {
+      // Refused once the dispatch that started async has returned, as the Servlet spec allows
+      // and Undertow does; a container that refuses starts each async cycle with a new context,
+      // at its own timeout, so there is nothing to restore.
+    }
+    try {
       ac.dispatch();
     } catch (RuntimeException e) {
       // The request completed meanwhile (client gone, async timeout): the chain will never run.

@@ -1,10 +1,8 @@
 package dev.weir.servlet;
 
 import jakarta.servlet.ServletRequest;
-import jakarta.servlet.ServletRequestWrapper;
 import java.lang.management.ManagementFactory;
 import java.lang.reflect.Field;
-import java.lang.reflect.Method;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.ObjectName;
@@ -45,51 +43,21 @@ final class TomcatThreads {
 
   /** The maximum of the executor of the connector that received {@code request}, or 0. */
   static int fromConnector(ServletRequest request) {
-    ServletRequest r = request;
-    while (r instanceof ServletRequestWrapper) {
-      r = ((ServletRequestWrapper) r).getRequest();
-    }
-    Class<?> facade = r.getClass();
-    while (facade != null && !FACADE.equals(facade.getName())) {
-      facade = facade.getSuperclass();
-    }
+    ServletRequest r = ContainerReflection.unwrap(request);
+    Class<?> facade = ContainerReflection.classNamed(r, FACADE);
     if (facade == null) {
       return 0;
     }
     try {
       Field inner = facade.getDeclaredField("request");
       inner.setAccessible(true);
-      Object connector = call(inner.get(r), "getConnector");
-      Object executor = call(call(connector, "getProtocolHandler"), "getExecutor");
-      Object max = executor == null ? null : maximum(executor);
-      return max instanceof Integer && (Integer) max > 0 ? (Integer) max : 0;
+      Object connector = ContainerReflection.call(inner.get(r), "getConnector");
+      Object protocol = ContainerReflection.call(connector, "getProtocolHandler");
+      return ContainerReflection.executorMaximum(
+          ContainerReflection.call(protocol, "getExecutor"));
     } catch (ReflectiveOperationException | RuntimeException e) {
       return 0; // another Tomcat's layout, or a security manager's refusal
     }
-  }
-
-  /**
-   * What an executor reports as its most threads: {@code getMaximumPoolSize()} (Tomcat's pool, a
-   * JDK pool), else {@code getMaxThreads()} (a shared {@code <Executor>}); null if neither.
-   */
-  private static Object maximum(Object executor) throws ReflectiveOperationException {
-    for (String getter : new String[] {"getMaximumPoolSize", "getMaxThreads"}) {
-      try {
-        return call(executor, getter);
-      } catch (NoSuchMethodException e) {
-        // not this kind of executor
-      }
-    }
-    return null;
-  }
-
-  /** The public no-argument method {@code name} of {@code target}'s public class, called. */
-  private static Object call(Object target, String name) throws ReflectiveOperationException {
-    if (target == null) {
-      throw new NoSuchMethodException(name + " on null");
-    }
-    Method m = target.getClass().getMethod(name);
-    return m.invoke(target);
   }
 
   /** The {@code maxThreads} of the ThreadPool MBean whose {@code localPort} is the request's, or 0. */

@@ -257,7 +257,7 @@ public final class WeirFilter implements Filter {
    * threads can run ({@link ServerThreads}), so that admitted requests never wait for a thread in
    * the container's queue, where this filter neither sees them nor orders them by priority; if
    * the application went async, the route does not hold a thread for each request that runs, and
-   * is not capped. Where the threads are unknown (neither Jetty nor Tomcat, and no {@link
+   * is not capped. Where the threads are unknown (not Jetty, Tomcat or Undertow, and no {@link
    * Builder#containerThreads}), or virtual threads run the requests, nothing is capped.
    */
   void dispatchReturned(LoadShedder route, HttpServletRequest request, boolean asyncStarted) {
@@ -269,9 +269,10 @@ public final class WeirFilter implements Filter {
   }
 
   /**
-   * The container's request threads: as configured, else Jetty's pool, else Tomcat's connector
-   * (its executor, else its MBean), else 0 (unknown, or a pool too large to bound anything). Read
-   * once, at a route's first synchronous request.
+   * The container's request threads: as configured, else Jetty's pool, else Undertow's (the
+   * deployment's executor or the worker's), else Tomcat's connector (its executor, else its
+   * MBean), else 0 (unknown, or a pool too large to bound anything). Read once, at a route's first
+   * synchronous request.
    */
   private int containerThreads(HttpServletRequest request) {
     int configured = settings.containerThreads;
@@ -287,7 +288,10 @@ public final class WeirFilter implements Filter {
       }
     }
     if (read <= 0) {
-      read = TomcatThreads.of(request);
+      read = UndertowThreads.of(request);
+    }
+    if (read <= 0) {
+      read = TomcatThreads.of(request); // last: its MBean read may start JMX
     }
     return read <= MAX_CONTAINER_THREADS ? read : 0;
   }
@@ -458,7 +462,7 @@ public final class WeirFilter implements Filter {
     HttpAnswers answers = HttpAnswers.defaults();
     Function<? super HttpServletRequest, String> routeKey = RouteKeys::of;
     int maxShedders = DEFAULT_MAX_SHEDDERS;
-    int containerThreads; // 0: read Jetty's or Tomcat's pool at the first request needing it
+    int containerThreads; // 0: read the container's pool at the first request needing it
     Duration routeIdleTimeout = DEFAULT_ROUTE_IDLE_TIMEOUT;
     boolean boundedResponseTime;
     int maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
@@ -529,12 +533,11 @@ public final class WeirFilter implements Filter {
     }
 
     /**
-     * The container's request threads, for a container whose pool the filter cannot read
-     * (Undertow's worker threads, say). The routes whose requests run on them from start to
-     * finish then share a cap of these threads less a sixteenth (at least 4), as on Jetty and
-     * Tomcat, whose pools the filter reads itself (see the module's README, "The container's
-     * threads"). 0..1000000; default 0: read Jetty's pool or Tomcat's connector, else no cap. A
-     * value above 0 wins on any container.
+     * The container's request threads, for a container whose pool the filter cannot read. The
+     * routes whose requests run on them from start to finish then share a cap of these threads
+     * less a sixteenth (at least 2), as on Jetty, Tomcat and Undertow, whose pools the filter
+     * reads itself (see the module's README, "The container's threads"). 0..1000000; default 0:
+     * read the container's pool, else no cap. A value above 0 wins on any container.
      */
     public Builder containerThreads(int threads) {
       this.containerThreads = Check.inRange("containerThreads", threads, 0, MAX_CONTAINER_THREADS);

@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A route whose requests run on the container's threads from start to finish has its limit capped
- * at what those threads can run, leaving a sixteenth of the pool (at least 4) to the container:
+ * at what those threads can run, leaving a sixteenth of the pool (at least 2) to the container:
  * past that, admitted requests would wait for a thread in Jetty's queue, where the filter neither
  * sees nor orders them, and a limit above the threads would never bind. A route whose application
  * answers after its dispatch returned holds no thread while it runs, and stays uncapped. A limit of
@@ -85,7 +85,7 @@ class ContainerThreadsHttpTest {
       assertEquals(200, get(s, "/async"));
       QueuedThreadPool pool = (QueuedThreadPool) s.server.getThreadPool();
       int expected = ServerThreads.admittable(pool.getMaxAvailableThreads());
-      assertTrue(expected <= pool.getMaxAvailableThreads() - 4,
+      assertTrue(expected <= pool.getMaxAvailableThreads() - 2,
           "the cap leaves threads to the container: " + expected);
       Map<String, LoadShedder> routes = s.filter().shedders();
       LoadShedder sync = routes.get("GET /sync");
