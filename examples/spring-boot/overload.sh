@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Measures Weir's servlet filter in a Spring Boot 3.5 service, as a new user deploys it:
+# examples/spring-boot/overload.sh [server=tomcat|undertow] [guard=weir|none] [rate=600] [runs=1]
+# Each run starts a fresh server JVM on 127.0.0.1 (GET /work holds a thread for 500 ms; Boot's
+# defaults: Tomcat's 200 threads, a capacity of 400 req/s; Undertow's 8 workers per I/O thread,
+# 16 on 2 cores, 32 req/s), drives it open-loop for 10 s of warm-up and 30 s measured at RATE
+# req/s with the examples' LoadGenerator (load/BootLoad.java), prints one line and stops it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+server=${1:-tomcat}; guard=${2:-weir}; rate=${3:-600}; runs=${4:-1}
+case "$server" in tomcat) profile=();; undertow) profile=(-Pundertow);;
+  *) echo "server: tomcat or undertow, not $server" >&2; exit 2;; esac
+case "$guard" in weir|none) ;; *) echo "guard: weir or none, not $guard" >&2; exit 2;; esac
+mvn -B -q install -pl servlet-filter,examples -am -DskipTests
+mvn -B -q -f examples/spring-boot/pom.xml "${profile[@]}" clean package
+mvn -B -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/cp.txt
+load_cp="examples/target/classes:$(cat examples/target/cp.txt)"
+port=18480
+for i in $(seq 1 "$runs"); do
+  java -jar examples/spring-boot/target/weir-example-spring-boot-0.1.0-SNAPSHOT.jar \
+    --server.port=$port --server.address=127.0.0.1 --guard="$guard" \
+    --logging.level.root=WARN > "examples/spring-boot/target/server.$i.log" 2>&1 &
+  app=$!
+  trap 'kill $app 2>/dev/null || true' EXIT
+  for _ in $(seq 1 300); do curl -s -o /dev/null "http://127.0.0.1:$port/work" && break; sleep 0.2; done
+  line=$(java -cp "$load_cp" examples/spring-boot/load/BootLoad.java \
+    "http://127.0.0.1:$port/work" "$rate" 30 $((41 + i)))
+  printf '%s %s %s req/s, run %d: %s\n' "$server" "$guard" "$rate" "$i" "$line"
+  kill "$app"; wait "$app" 2>/dev/null || true
+  trap - EXIT
+done
