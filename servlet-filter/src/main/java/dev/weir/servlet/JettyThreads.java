@@ -1,36 +1,51 @@
 package dev.weir.servlet;
 
 import jakarta.servlet.ServletRequest;
-import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
-import org.eclipse.jetty.util.thread.ThreadPool;
 
 /**
- * On Jetty 12 (ee10), how many of the server's threads can run requests: what a request that runs
- * synchronously may hold. Loaded only when those classes are visible to the filter (see {@link
- * WeirFilter}).
+ * On Jetty 12, how many of the server's threads can run requests: what a request that runs
+ * synchronously may hold. Read from the request's servlet context, whose context handler names its
+ * server and so its pool: the same path in every Jetty 12 environment (ee10, ee11), and read
+ * reflectively, so that no environment's classes are needed; any failure reads as unknown. Runs
+ * once per filter (see {@link dev.weir.http.ServerThreads}).
  */
 final class JettyThreads {
+  /** Every Jetty class lies under this package. */
+  private static final String JETTY = "org.eclipse.jetty.";
+
   private JettyThreads() {}
 
   /**
-   * The threads of the server that serves {@code request} that can run requests: a {@link
+   * The threads of the server that serves {@code request} that can run requests: a {@code
    * QueuedThreadPool}'s maximum less what its connectors leased (acceptors and selectors), another
-   * sized pool's maximum; 0 if that is unknown, or if virtual threads run the requests, which then
-   * hold no pool thread. A request without a connector, or another container's, may throw, which
-   * the filter reads as not Jetty's.
+   * sized pool's maximum; 0 if that is unknown, if {@code request} is not Jetty's, or if virtual
+   * threads run the requests, which then hold no pool thread.
    */
   static int of(ServletRequest request) {
-    ServletContextRequest r = ServletContextRequest.getServletContextRequest(request);
-    if (r == null) {
-      return 0; // not a request of Jetty's servlet context
+    try {
+      Object context = request.getServletContext();
+      if (context == null || !context.getClass().getName().startsWith(JETTY)) {
+        return 0;
+      }
+      Object handler = ContainerReflection.call(context, "getContextHandler");
+      Object pool = ContainerReflection.call(
+          ContainerReflection.call(handler, "getServer"), "getThreadPool");
+      try {
+        if (ContainerReflection.call(pool, "getVirtualThreadsExecutor") != null) {
+          return 0;
+        }
+      } catch (NoSuchMethodException e) {
+        // a pool that cannot run virtual threads
+      }
+      Object max;
+      try {
+        max = ContainerReflection.call(pool, "getMaxAvailableThreads"); // a QueuedThreadPool
+      } catch (NoSuchMethodException e) {
+        max = ContainerReflection.call(pool, "getMaxThreads"); // another sized pool
+      }
+      return max instanceof Integer && (Integer) max > 0 ? (Integer) max : 0;
+    } catch (ReflectiveOperationException | RuntimeException e) {
+      return 0; // another Jetty's layout, or a pool of no size
     }
-    ThreadPool pool = r.getConnectionMetaData().getConnector().getServer().getThreadPool();
-    if (pool instanceof QueuedThreadPool) {
-      QueuedThreadPool q = (QueuedThreadPool) pool;
-      return q.getVirtualThreadsExecutor() != null ? 0 : q.getMaxAvailableThreads();
-    }
-    return pool instanceof ThreadPool.SizedThreadPool
-        ? ((ThreadPool.SizedThreadPool) pool).getMaxThreads() : 0;
   }
 }

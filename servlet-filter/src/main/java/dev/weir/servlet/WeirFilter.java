@@ -104,17 +104,16 @@ public final class WeirFilter implements Filter {
   static final int MAX_CONTAINER_THREADS = 1_000_000;
   private static final Logger LOG = Logger.getLogger(WeirFilter.class.getName());
   /**
-   * Every Jetty class {@link JettyServletHeaders}, {@link JettyServletChannel}, {@link
-   * JettyWriterCharset} and {@link JettyThreads} use is visible here, so they may run.
+   * Every Jetty class {@link JettyServletHeaders}, {@link JettyServletChannel} and {@link
+   * JettyWriterCharset} use is visible here, so they may run (on Jetty's ee10 requests only: each
+   * checks the request is one).
    */
   static final boolean ON_JETTY = visible("org.eclipse.jetty.ee10.servlet.ServletApiRequest")
       && visible("org.eclipse.jetty.ee10.servlet.ServletContextRequest")
       && visible("org.eclipse.jetty.ee10.servlet.ServletChannel")
       && visible("org.eclipse.jetty.ee10.servlet.ServletApiResponse")
       && visible("org.eclipse.jetty.http.HttpFields")
-      && visible("org.eclipse.jetty.http.HttpField")
-      && visible("org.eclipse.jetty.server.Server")
-      && visible("org.eclipse.jetty.util.thread.QueuedThreadPool");
+      && visible("org.eclipse.jetty.http.HttpField");
 
   /**
    * A servlet request's headers for {@link PriorityHeaders}: the value, or repeated values joined
@@ -279,14 +278,7 @@ public final class WeirFilter implements Filter {
     if (configured > 0) {
       return configured;
     }
-    int read = 0;
-    if (ON_JETTY) {
-      try {
-        read = JettyThreads.of(request);
-      } catch (RuntimeException e) {
-        // Jetty's classes are visible, but this request is another container's.
-      }
-    }
+    int read = JettyThreads.of(request);
     if (read <= 0) {
       read = UndertowThreads.of(request);
     }
