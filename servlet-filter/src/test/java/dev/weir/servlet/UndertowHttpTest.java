@@ -199,4 +199,35 @@ class UndertowHttpTest {
       own.shutdownNow();
     }
   }
+
+  @Test
+  void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks() throws Exception {
+    WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)
+        .shedder(LoadShedder.builder().requestTimeout(Duration.ofMillis(500))).build();
+    CountDownLatch appGo = new CountDownLatch(1);
+    CountDownLatch appDone = new CountDownLatch(1);
+    HttpServlet slow = servlet((req, res) -> {
+      try {
+        if (!appGo.await(30, TimeUnit.SECONDS)) {
+          throw new AssertionError("never released");
+        }
+        res.setHeader("X-App", "late");
+        res.getWriter().print("too late");
+      } finally {
+        appDone.countDown();
+      }
+    });
+    try (Server s = new Server(filter, 16, null, slow)) {
+      HttpResponse<String> r = s.get("/app", "1").get(10, TimeUnit.SECONDS);
+      assertEquals(503, r.statusCode());
+      assertEquals("deadline", r.headers().firstValue("X-Weir-Outcome").orElse(null));
+      assertTrue(r.headers().firstValue("X-App").isEmpty());
+      assertEquals(1, appDone.getCount(), "the application still works");
+      appGo.countDown();
+      assertTrue(appDone.await(10, TimeUnit.SECONDS));
+      LoadShedder route = filter.shedders().get("GET /app");
+      Support.await(() -> route.inflight() == 0, Duration.ofSeconds(5),
+          () -> "in flight " + route.inflight());
+    }
+  }
 }
