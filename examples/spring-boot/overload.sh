@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Measures Weir's servlet filter in a Spring Boot 3.5 service, as a new user deploys it:
-# examples/spring-boot/overload.sh [server=tomcat|undertow] [guard=weir|none] [rate=600] [runs=1]
+# examples/spring-boot/overload.sh [server=tomcat|undertow|jetty] [guard=weir|none] [rate=600] [runs=1]
 # Each run starts a fresh server JVM on 127.0.0.1 (GET /work holds a thread for 500 ms; Boot's
-# defaults: Tomcat's 200 threads, a capacity of 400 req/s; Undertow's 8 workers per I/O thread,
-# 16 on 2 cores, 32 req/s), drives it open-loop for 10 s of warm-up and 30 s measured at RATE
-# req/s with the examples' LoadGenerator (load/BootLoad.java), prints one line and stops it.
+# defaults: Tomcat's and Jetty's 200 threads, a capacity of 400 req/s; Undertow's 8 workers per
+# I/O thread, 16 on 2 cores, 32 req/s), drives it open-loop for 10 s of warm-up and 30 s measured
+# at RATE req/s with the examples' LoadGenerator (load/BootLoad.java), prints one line and stops it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 server=${1:-tomcat}; guard=${2:-weir}; rate=${3:-600}; runs=${4:-1}
-case "$server" in tomcat) profile=();; undertow) profile=(-Pundertow);;
-  *) echo "server: tomcat or undertow, not $server" >&2; exit 2;; esac
+case "$server" in tomcat) profile=();; undertow|jetty) profile=(-P"$server");;
+  *) echo "server: tomcat, undertow or jetty, not $server" >&2; exit 2;; esac
 case "$guard" in weir|none) ;; *) echo "guard: weir or none, not $guard" >&2; exit 2;; esac
 mvn -B -q install -pl servlet-filter,examples -am -DskipTests
 mvn -B -q -f examples/spring-boot/pom.xml "${profile[@]}" clean package
