@@ -7,6 +7,7 @@ import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
 import org.springframework.context.annotation.Bean;
+import org.springframework.core.Ordered;
 import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.RestController;
 
@@ -30,7 +31,7 @@ public class App {
     return "ok";
   }
 
-  /** Weir in front of everything, for the REQUEST and ASYNC dispatches, as its README says. */
+  /** Weir before every other filter, for the REQUEST and ASYNC dispatches, as its README says. */
   @Bean
   @ConditionalOnProperty(name = "guard", havingValue = "weir", matchIfMissing = true)
   public FilterRegistrationBean<WeirFilter> weir() {
@@ -38,6 +39,7 @@ public class App {
     weir.setAsyncSupported(true);
     weir.setDispatcherTypes(DispatcherType.REQUEST, DispatcherType.ASYNC);
     weir.addUrlPatterns("/*");
+    weir.setOrder(Ordered.HIGHEST_PRECEDENCE); // shed before other filters spend anything
     return weir;
   }
 }
