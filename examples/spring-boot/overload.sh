@@ -4,7 +4,8 @@
 # Each run starts a fresh server JVM on 127.0.0.1 (GET /work holds a thread for 500 ms; Boot's
 # defaults: Tomcat's and Jetty's 200 threads, a capacity of 400 req/s; Undertow's 8 workers per
 # I/O thread, 16 on 2 cores, 32 req/s), drives it open-loop for 10 s of warm-up and 30 s measured
-# at RATE req/s with the examples' LoadGenerator (load/BootLoad.java), prints one line and stops it.
+# at RATE req/s with the examples' LoadGenerator (load/BootLoad.java), prints one line (with Weir,
+# also what its route holds and queues once the load is over, from /weir/status) and stops it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 server=${1:-tomcat}; guard=${2:-weir}; rate=${3:-600}; runs=${4:-1}
@@ -25,7 +26,14 @@ for i in $(seq 1 "$runs"); do
   for _ in $(seq 1 300); do curl -s -o /dev/null "http://127.0.0.1:$port/work" && break; sleep 0.2; done
   line=$(java -cp "$load_cp" examples/spring-boot/load/BootLoad.java \
     "http://127.0.0.1:$port/work" "$rate" 30 $((41 + i)))
-  printf '%s %s %s req/s, run %d: %s\n' "$server" "$guard" "$rate" "$i" "$line"
+  held=""
+  if [ "$guard" = weir ]; then
+    # Every request answered, nothing left holding a permit or waiting: both 0 once the load ends.
+    held=$(curl -s "http://127.0.0.1:$port/weir/status" \
+      | grep -o '"GET /":{"limit":[0-9]*,"inflight":[0-9]*,"queued":[0-9]*' \
+      | sed 's/.*"inflight":\([0-9]*\),"queued":\([0-9]*\)/ | after: inflight \1, queued \2/')
+  fi
+  printf '%s %s %s req/s, run %d: %s%s\n' "$server" "$guard" "$rate" "$i" "$line" "$held"
   kill "$app"; wait "$app" 2>/dev/null || true
   trap - EXIT
 done

@@ -1,11 +1,13 @@
 package dev.weir.example.boot;
 
 import dev.weir.servlet.WeirFilter;
+import dev.weir.servlet.WeirStatusServlet;
 import jakarta.servlet.DispatcherType;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.web.servlet.FilterRegistrationBean;
+import org.springframework.boot.web.servlet.ServletRegistrationBean;
 import org.springframework.context.annotation.Bean;
 import org.springframework.core.Ordered;
 import org.springframework.web.bind.annotation.GetMapping;
@@ -41,5 +43,12 @@ public class App {
     weir.addUrlPatterns("/*");
     weir.setOrder(Ordered.HIGHEST_PRECEDENCE); // shed before other filters spend anything
     return weir;
+  }
+
+  /** The filter's shedders as JSON at /weir/status (and live, with ?view=html). */
+  @Bean
+  @ConditionalOnProperty(name = "guard", havingValue = "weir", matchIfMissing = true)
+  public ServletRegistrationBean<WeirStatusServlet> weirStatus() {
+    return new ServletRegistrationBean<>(new WeirStatusServlet(), "/weir/status");
   }
 }
