@@ -8,7 +8,8 @@ import java.lang.reflect.Modifier;
 /**
  * Reads a container's own objects without compiling against it: the filter runs on containers
  * whose classes it must not need. Used once per filter, to read a pool's size (see {@link
- * TomcatThreads}, {@link UndertowThreads}); every failure is the caller's to read as unknown.
+ * JettyThreads}, {@link TomcatThreads}, {@link UndertowThreads}); every failure is the caller's
+ * to read as unknown.
  */
 final class ContainerReflection {
   private static final String[] EXECUTOR_MAXIMUMS = {"getMaximumPoolSize", "getMaxThreads"};

@@ -60,7 +60,7 @@ final class TomcatThreads {
     }
   }
 
-  /** The {@code maxThreads} of the ThreadPool MBean whose {@code localPort} is the request's, or 0. */
+  /** The {@code maxThreads} of the ThreadPool MBean whose {@code localPort} is the request's. */
   static int fromMBean(ServletRequest request) {
     int port = request.getLocalPort();
     if (port <= 0) {

@@ -26,8 +26,8 @@ final class UndertowThreads {
       return 0;
     }
     try {
-      Object deployment =
-          ContainerReflection.call(ContainerReflection.call(r, "getServletContext"), "getDeployment");
+      Object context = ContainerReflection.call(r, "getServletContext");
+      Object deployment = ContainerReflection.call(context, "getDeployment");
       Object executor = ContainerReflection.call(deployment, "getExecutor");
       if (executor != null) {
         return ContainerReflection.executorMaximum(executor);

@@ -42,8 +42,10 @@ import org.junit.jupiter.api.Test;
  * Servlet API alone: a request admitted at once runs; one that waits suspends, holding no
  * thread, and is dispatched back when a permit frees; one whose queue timeout passes gets its 503
  * from the filter; a less important waiter evicted for a more important request gets its 503
- * too; and a synchronous route's limit is capped at the connector's threads, read from the
- * {@code ThreadPool} MBean Tomcat registers, or given ({@link WeirFilter.Builder#containerThreads}).
+ * too; and a synchronous route's limit is capped at the connector's threads: read from its
+ * executor (its own pool, a shared one, a JDK pool; with no MBean, as in Spring Boot), from the
+ * {@code ThreadPool} MBean Tomcat registers, or given ({@link
+ * WeirFilter.Builder#containerThreads}); an executor of no size leaves it uncapped.
  */
 class TomcatHttpTest {
   private static final HttpClient CLIENT =
