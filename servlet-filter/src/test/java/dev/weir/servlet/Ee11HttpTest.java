@@ -4,19 +4,12 @@ import static dev.weir.servlet.Support.servlet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import dev.weir.LoadShedder;
-import dev.weir.control.Limits;
-import dev.weir.control.Rejectors;
 import dev.weir.http.ServerThreads;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.EnumSet;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.ee11.servlet.FilterHolder;
 import org.eclipse.jetty.ee11.servlet.ServletContextHandler;
@@ -28,15 +21,13 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The filter in Jetty 12.1's ee11 environment (Servlet 6.1), whose requests are not the ee10
- * objects the filter's Jetty fast paths know: it must work through the Servlet API alone, and
- * still read the server's threads (from the servlet context's handler, in every environment).
+ * objects the filter's Jetty fast paths know: it must work through the Servlet API alone ({@link
+ * ContainerCases}, the tier read from its header), and still read the server's threads (from the
+ * servlet context's handler, in every environment).
  */
 class Ee11HttpTest {
-  private static final HttpClient CLIENT =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
   /** A Jetty 12 server of {@code threads} threads, one ee11 context, the filter and a servlet. */
-  private static final class Ee11Server implements AutoCloseable {
+  private static final class Ee11Server implements ContainerCases.App {
     final QueuedThreadPool pool;
     final Server server;
     final ServerConnector connector;
@@ -60,10 +51,9 @@ class Ee11HttpTest {
       server.start();
     }
 
-    CompletableFuture<HttpResponse<String>> get(String path, String tier) {
-      URI uri = URI.create("http://127.0.0.1:" + connector.getLocalPort() + path);
-      return CLIENT.sendAsync(HttpRequest.newBuilder(uri).header("X-Weir-Tier", tier).build(),
-          HttpResponse.BodyHandlers.ofString());
+    @Override
+    public URI uri(String path) {
+      return URI.create("http://127.0.0.1:" + connector.getLocalPort() + path);
     }
 
     @Override
@@ -73,32 +63,15 @@ class Ee11HttpTest {
   }
 
   @Test
-  void aWaitingRequestIsDispatchedBackAndTheTierHeaderRead() throws Exception {
-    WeirFilter filter = WeirFilter.builder().shedder(LoadShedder.builder()
-        .limit(() -> Limits.fixed(1)).rejector(Rejectors::none).queueCapacity(4)
-        .requestTimeout(Duration.ofSeconds(30)).queueTimeout(Duration.ofSeconds(20))).build();
-    CountDownLatch release = new CountDownLatch(1);
-    HttpServlet servlet = servlet((req, res) -> {
-      if (req.getParameter("hold") != null && !release.await(30, TimeUnit.SECONDS)) {
-        throw new AssertionError("never released");
-      }
-      res.getWriter().print(req.getAttribute(WeirFilter.PRIORITY_ATTRIBUTE));
-    });
-    try (Ee11Server s = new Ee11Server(filter, 40, servlet)) {
-      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> first = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
-      CompletableFuture<HttpResponse<String>> second = s.get("/app", "2:7");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
-      release.countDown();
-      assertEquals(200, first.get(10, TimeUnit.SECONDS).statusCode());
-      HttpResponse<String> b = second.get(10, TimeUnit.SECONDS);
-      assertEquals(200, b.statusCode());
-      assertEquals(Integer.toString(2 * 128 + 7), b.body(), "tier 2, cohort 7, from the header");
-    }
+  void aWaitingRequestSuspendsAndIsDispatchedBackWhenAPermitFrees() throws Exception {
+    ContainerCases.aWaitingRequestIsDispatchedBackWhenAPermitFrees(
+        (filter, servlet) -> new Ee11Server(filter, 40, servlet));
+  }
+
+  @Test
+  void aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter() throws Exception {
+    ContainerCases.aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter(
+        (filter, servlet) -> new Ee11Server(filter, 40, servlet));
   }
 
   @Test

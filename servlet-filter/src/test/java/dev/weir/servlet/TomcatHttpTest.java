@@ -2,25 +2,18 @@ package dev.weir.servlet;
 
 import static dev.weir.servlet.Support.servlet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
-import dev.weir.control.Limits;
-import dev.weir.control.Rejectors;
 import dev.weir.http.ServerThreads;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import java.io.File;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -48,11 +41,8 @@ import org.junit.jupiter.api.Test;
  * WeirFilter.Builder#containerThreads}); an executor of no size leaves it uncapped.
  */
 class TomcatHttpTest {
-  private static final HttpClient CLIENT =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
   /** An embedded Tomcat on 127.0.0.1, an ephemeral port, with one filter and one servlet. */
-  private static final class Server implements AutoCloseable {
+  private static final class Server implements ContainerCases.App {
     final Tomcat tomcat = new Tomcat();
     final Connector connector = new Connector();
     final File base;
@@ -95,13 +85,9 @@ class TomcatHttpTest {
       tomcat.start();
     }
 
-    URI uri(String path) {
+    @Override
+    public URI uri(String path) {
       return URI.create("http://127.0.0.1:" + connector.getLocalPort() + path);
-    }
-
-    CompletableFuture<HttpResponse<String>> get(String path, String tier) {
-      return CLIENT.sendAsync(HttpRequest.newBuilder(uri(path)).header("X-Weir-Tier", tier)
-          .build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Override
@@ -117,75 +103,23 @@ class TomcatHttpTest {
     }
   }
 
-  private static WeirFilter.Builder limitOfOne(Duration queueTimeout) {
-    return WeirFilter.builder().shedder(LoadShedder.builder().limit(() -> Limits.fixed(1))
-        .rejector(Rejectors::none).queueCapacity(1).requestTimeout(Duration.ofSeconds(30))
-        .queueTimeout(queueTimeout));
-  }
-
-  /** Holds requests whose query says {@code hold} until {@link #release}; answers "ok". */
+  /** Holds requests whose query says {@code hold}, for ever. */
   private static final CountDownLatch NEVER = new CountDownLatch(1);
 
   private static HttpServlet holding(CountDownLatch release) {
-    return servlet((req, res) -> {
-      if (req.getParameter("hold") != null && !release.await(30, TimeUnit.SECONDS)) {
-        throw new AssertionError("never released");
-      }
-      res.getWriter().print("ok");
-    });
+    return ContainerCases.holding(release);
   }
 
   @Test
   void aWaitingRequestSuspendsAndIsDispatchedBackWhenAPermitFrees() throws Exception {
-    WeirFilter filter = limitOfOne(Duration.ofSeconds(20)).build();
-    CountDownLatch release = new CountDownLatch(1);
-    try (Server s = new Server(filter, 20, holding(release))) {
-      assertEquals("ok", s.get("/app", "1").get(10, TimeUnit.SECONDS).body());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> first = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
-      CompletableFuture<HttpResponse<String>> second = s.get("/app", "1");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
-      release.countDown();
-      HttpResponse<String> a = first.get(10, TimeUnit.SECONDS);
-      HttpResponse<String> b = second.get(10, TimeUnit.SECONDS);
-      assertEquals(200, a.statusCode());
-      assertEquals(200, b.statusCode());
-      assertEquals("ok", b.body());
-      Support.await(() -> route.inflight() == 0, Duration.ofSeconds(5),
-          () -> "in flight " + route.inflight());
-    }
+    ContainerCases.aWaitingRequestIsDispatchedBackWhenAPermitFrees(
+        (filter, servlet) -> new Server(filter, 20, servlet));
   }
 
   @Test
   void aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter() throws Exception {
-    WeirFilter filter = limitOfOne(Duration.ofMillis(300)).build();
-    CountDownLatch release = new CountDownLatch(1);
-    try (Server s = new Server(filter, 20, holding(release))) {
-      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> holder = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
-
-      HttpResponse<String> late = s.get("/app", "1").get(10, TimeUnit.SECONDS);
-      assertEquals(503, late.statusCode());
-      assertEquals("queue-timeout", late.headers().firstValue("X-Weir-Outcome").orElse(null));
-
-      CompletableFuture<HttpResponse<String>> batch = s.get("/app", "5");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
-      CompletableFuture<HttpResponse<String>> important = s.get("/app", "0");
-      HttpResponse<String> evicted = batch.get(10, TimeUnit.SECONDS);
-      assertTrue(evicted.statusCode() == 503 || evicted.statusCode() == 429,
-          "evicted: " + evicted.statusCode());
-      assertTrue(evicted.headers().firstValue("X-Weir-Outcome").isPresent());
-      release.countDown();
-      assertEquals(200, holder.get(10, TimeUnit.SECONDS).statusCode());
-      assertEquals(200, important.get(10, TimeUnit.SECONDS).statusCode());
-    }
+    ContainerCases.aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter(
+        (filter, servlet) -> new Server(filter, 20, servlet));
   }
 
   @Test

@@ -5,9 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
-import dev.weir.Snapshot;
-import dev.weir.control.Limits;
-import dev.weir.control.Rejectors;
 import dev.weir.http.ServerThreads;
 import io.undertow.Undertow;
 import io.undertow.servlet.Servlets;
@@ -19,11 +16,8 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -40,11 +34,8 @@ import org.junit.jupiter.api.Test;
  * deployment's own executor.
  */
 class UndertowHttpTest {
-  private static final HttpClient CLIENT =
-      HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-
   /** An embedded Undertow on 127.0.0.1, an ephemeral port, with one filter and one servlet. */
-  private static final class Server implements AutoCloseable {
+  private static final class Server implements ContainerCases.App {
     final DeploymentManager deployment;
     final Undertow undertow;
 
@@ -71,14 +62,10 @@ class UndertowHttpTest {
       undertow.start();
     }
 
-    URI uri(String path) {
+    @Override
+    public URI uri(String path) {
       InetSocketAddress a = (InetSocketAddress) undertow.getListenerInfo().get(0).getAddress();
       return URI.create("http://127.0.0.1:" + a.getPort() + path);
-    }
-
-    CompletableFuture<HttpResponse<String>> get(String path, String tier) {
-      return CLIENT.sendAsync(HttpRequest.newBuilder(uri(path)).header("X-Weir-Tier", tier)
-          .build(), HttpResponse.BodyHandlers.ofString());
     }
 
     @Override
@@ -92,75 +79,16 @@ class UndertowHttpTest {
     }
   }
 
-  private static WeirFilter.Builder limitOfOne(Duration queueTimeout) {
-    return WeirFilter.builder().shedder(LoadShedder.builder().limit(() -> Limits.fixed(1))
-        .rejector(Rejectors::none).queueCapacity(1).requestTimeout(Duration.ofSeconds(30))
-        .queueTimeout(queueTimeout));
-  }
-
-  /** Holds requests whose query says {@code hold} until {@code release}; answers "ok". */
-  private static HttpServlet holding(CountDownLatch release) {
-    return servlet((req, res) -> {
-      if (req.getParameter("hold") != null && !release.await(30, TimeUnit.SECONDS)) {
-        throw new AssertionError("never released");
-      }
-      res.getWriter().print("ok");
-    });
-  }
-
   @Test
   void aWaitingRequestSuspendsAndIsDispatchedBackWhenAPermitFrees() throws Exception {
-    WeirFilter filter = limitOfOne(Duration.ofSeconds(20)).build();
-    CountDownLatch release = new CountDownLatch(1);
-    try (Server s = new Server(filter, 16, null, holding(release))) {
-      assertEquals("ok", s.get("/app", "1").get(10, TimeUnit.SECONDS).body());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> first = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
-      CompletableFuture<HttpResponse<String>> second = s.get("/app", "1");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
-      release.countDown();
-      HttpResponse<String> a = first.get(10, TimeUnit.SECONDS);
-      HttpResponse<String> b = second.get(10, TimeUnit.SECONDS);
-      assertEquals(200, a.statusCode());
-      assertEquals(200, b.statusCode(), "the waiter, dispatched back: " + b.body());
-      assertEquals("ok", b.body());
-      Support.await(() -> route.inflight() == 0, Duration.ofSeconds(5),
-          () -> "in flight " + route.inflight());
-      assertEquals(0, route.snapshot().total(Snapshot.Counter.DROPPED),
-          "no permit dropped for want of a dispatch");
-    }
+    ContainerCases.aWaitingRequestIsDispatchedBackWhenAPermitFrees(
+        (filter, servlet) -> new Server(filter, 16, null, servlet));
   }
 
   @Test
   void aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter() throws Exception {
-    WeirFilter filter = limitOfOne(Duration.ofMillis(300)).build();
-    CountDownLatch release = new CountDownLatch(1);
-    try (Server s = new Server(filter, 16, null, holding(release))) {
-      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> holder = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
-
-      HttpResponse<String> late = s.get("/app", "1").get(10, TimeUnit.SECONDS);
-      assertEquals(503, late.statusCode());
-      assertEquals("queue-timeout", late.headers().firstValue("X-Weir-Outcome").orElse(null));
-
-      CompletableFuture<HttpResponse<String>> batch = s.get("/app", "5");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
-      CompletableFuture<HttpResponse<String>> important = s.get("/app", "0");
-      HttpResponse<String> evicted = batch.get(10, TimeUnit.SECONDS);
-      assertTrue(evicted.statusCode() == 503 || evicted.statusCode() == 429,
-          "evicted: " + evicted.statusCode());
-      assertTrue(evicted.headers().firstValue("X-Weir-Outcome").isPresent());
-      release.countDown();
-      assertEquals(200, holder.get(10, TimeUnit.SECONDS).statusCode());
-      assertEquals(200, important.get(10, TimeUnit.SECONDS).statusCode());
-    }
+    ContainerCases.aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter(
+        (filter, servlet) -> new Server(filter, 16, null, servlet));
   }
 
   @Test
