@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Measures Weir's servlet filter in a Spring Boot 3.5 service, as a new user deploys it:
 # examples/spring-boot/overload.sh [server=tomcat|undertow|jetty] [guard=weir|none] [rate=600] [runs=1]
+#   [extra server arguments, e.g. --server.jetty.threads.max=24]
 # Each run starts a fresh server JVM on 127.0.0.1 (GET /work holds a thread for 500 ms; Boot's
 # defaults: Tomcat's and Jetty's 200 threads, a capacity of 400 req/s; Undertow's 8 workers per
 # I/O thread, 16 on 2 cores, 32 req/s), drives it open-loop for 10 s of warm-up and 30 s measured
@@ -8,7 +9,7 @@
 # also what its route holds and queues once the load is over, from /weir/status) and stops it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-server=${1:-tomcat}; guard=${2:-weir}; rate=${3:-600}; runs=${4:-1}
+server=${1:-tomcat}; guard=${2:-weir}; rate=${3:-600}; runs=${4:-1}; shift $(( $# > 4 ? 4 : $# ))
 case "$server" in tomcat) profile=();; undertow|jetty) profile=(-P"$server");;
   *) echo "server: tomcat, undertow or jetty, not $server" >&2; exit 2;; esac
 case "$guard" in weir|none) ;; *) echo "guard: weir or none, not $guard" >&2; exit 2;; esac
@@ -20,7 +21,7 @@ port=18480
 for i in $(seq 1 "$runs"); do
   java -jar examples/spring-boot/target/weir-example-spring-boot-0.1.0-SNAPSHOT.jar \
     --server.port=$port --server.address=127.0.0.1 --guard="$guard" \
-    --logging.level.root=WARN > "examples/spring-boot/target/server.$i.log" 2>&1 &
+    --logging.level.root=WARN "$@" > "examples/spring-boot/target/server.$i.log" 2>&1 &
   app=$!
   trap 'kill $app 2>/dev/null || true' EXIT
   for _ in $(seq 1 300); do curl -s -o /dev/null "http://127.0.0.1:$port/work" && break; sleep 0.2; done
