@@ -12,6 +12,8 @@ import java.lang.reflect.Modifier;
  * to read as unknown.
  */
 final class ContainerReflection {
+  /** What a container's read returns for a request that is not that container's. */
+  static final int NOT_THIS_CONTAINER = -1;
   private static final String[] EXECUTOR_MAXIMUMS = {"getMaximumPoolSize", "getMaxThreads"};
 
   private ContainerReflection() {}

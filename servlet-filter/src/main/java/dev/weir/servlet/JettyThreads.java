@@ -18,15 +18,21 @@ final class JettyThreads {
   /**
    * The threads of the server that serves {@code request} that can run requests: a {@code
    * QueuedThreadPool}'s maximum less what its connectors leased (acceptors and selectors), another
-   * sized pool's maximum; 0 if that is unknown, if {@code request} is not Jetty's, or if virtual
-   * threads run the requests, which then hold no pool thread.
+   * sized pool's maximum; 0 if that is unknown, or if virtual threads run the requests, which then
+   * hold no pool thread; {@link ContainerReflection#NOT_THIS_CONTAINER} if {@code request} is not
+   * Jetty's.
    */
   static int of(ServletRequest request) {
+    Object context;
     try {
-      Object context = request.getServletContext();
-      if (context == null || !context.getClass().getName().startsWith(JETTY)) {
-        return 0;
-      }
+      context = request.getServletContext();
+    } catch (RuntimeException e) {
+      context = null; // no context to read: not a container's request as it serves it
+    }
+    if (context == null || !context.getClass().getName().startsWith(JETTY)) {
+      return ContainerReflection.NOT_THIS_CONTAINER;
+    }
+    try {
       Object handler = ContainerReflection.call(context, "getContextHandler");
       Object pool = ContainerReflection.call(
           ContainerReflection.call(handler, "getServer"), "getThreadPool");

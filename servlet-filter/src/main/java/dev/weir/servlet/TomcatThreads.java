@@ -34,19 +34,24 @@ final class TomcatThreads {
 
   /**
    * The threads that can run the connector's requests; 0 if neither read finds them, if virtual
-   * threads run the requests (an executor that reports no maximum), or if a read is refused.
+   * threads run the requests (an executor that reports no maximum), or if a read is refused;
+   * {@link ContainerReflection#NOT_THIS_CONTAINER} if {@code request} is not Tomcat's (then JMX is
+   * not asked, nor started).
    */
   static int of(ServletRequest request) {
     int threads = fromConnector(request);
-    return threads > 0 ? threads : fromMBean(request);
+    return threads != 0 ? threads : fromMBean(request);
   }
 
-  /** The maximum of the executor of the connector that received {@code request}, or 0. */
+  /**
+   * The maximum of the executor of the connector that received {@code request}, 0 if unknown, or
+   * {@link ContainerReflection#NOT_THIS_CONTAINER}.
+   */
   static int fromConnector(ServletRequest request) {
     ServletRequest r = ContainerReflection.unwrap(request);
     Class<?> facade = ContainerReflection.classNamed(r, FACADE);
     if (facade == null) {
-      return 0;
+      return ContainerReflection.NOT_THIS_CONTAINER;
     }
     try {
       Field inner = facade.getDeclaredField("request");

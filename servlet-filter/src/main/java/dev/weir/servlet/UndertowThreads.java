@@ -17,13 +17,14 @@ final class UndertowThreads {
   private UndertowThreads() {}
 
   /**
-   * The threads that can run the deployment's requests; 0 if {@code request} is not Undertow's,
-   * if its executor reports no maximum (virtual threads), or if a read fails.
+   * The threads that can run the deployment's requests; 0 if its executor reports no maximum
+   * (virtual threads) or if a read fails; {@link ContainerReflection#NOT_THIS_CONTAINER} if {@code
+   * request} is not Undertow's.
    */
   static int of(ServletRequest request) {
     ServletRequest r = ContainerReflection.unwrap(request);
     if (ContainerReflection.classNamed(r, REQUEST) == null) {
-      return 0;
+      return ContainerReflection.NOT_THIS_CONTAINER;
     }
     try {
       Object context = ContainerReflection.call(r, "getServletContext");

@@ -268,24 +268,25 @@ public final class WeirFilter implements Filter {
   }
 
   /**
-   * The container's request threads: as configured, else Jetty's pool, else Undertow's (the
-   * deployment's executor or the worker's), else Tomcat's connector (its executor, else its
-   * MBean), else 0 (unknown, or a pool too large to bound anything). Read once, at a route's first
-   * synchronous request.
+   * The container's request threads: as configured, else the pool of the container the request
+   * is from, Jetty's, Undertow's (the deployment's executor or the worker's) or Tomcat's (the
+   * connector's executor, else its MBean); 0 if unknown, or a pool too large to bound anything.
+   * Read once, at a route's first synchronous request.
    */
   private int containerThreads(HttpServletRequest request) {
     int configured = settings.containerThreads;
     if (configured > 0) {
       return configured;
     }
+    // Each read recognises its own container's request first: only Tomcat's may ask JMX.
     int read = JettyThreads.of(request);
-    if (read <= 0) {
+    if (read == ContainerReflection.NOT_THIS_CONTAINER) {
       read = UndertowThreads.of(request);
     }
-    if (read <= 0) {
-      read = TomcatThreads.of(request); // last: its MBean read may start JMX
+    if (read == ContainerReflection.NOT_THIS_CONTAINER) {
+      read = TomcatThreads.of(request);
     }
-    return read <= MAX_CONTAINER_THREADS ? read : 0;
+    return read > 0 && read <= MAX_CONTAINER_THREADS ? read : 0;
   }
 
   /**
