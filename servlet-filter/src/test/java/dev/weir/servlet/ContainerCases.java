@@ -21,8 +21,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * What the filter must do on every container, through the Servlet API alone, run by each
  * container's test (Tomcat, Undertow, Jetty's ee11) on its own server: a request that waits
- * suspends and is dispatched back when a permit frees, and a queue timeout and an eviction are
- * answered by the filter.
+ * suspends and is dispatched back when a permit frees; a queue timeout and an eviction are
+ * answered by the filter; in bounded mode the deadline is answered while the application works.
  */
 final class ContainerCases {
   private static final HttpClient CLIENT =
@@ -117,6 +117,37 @@ final class ContainerCases {
       release.countDown();
       assertEquals(200, holder.get(10, TimeUnit.SECONDS).statusCode());
       assertEquals(200, important.get(10, TimeUnit.SECONDS).statusCode());
+    }
+  }
+
+  static void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks(Apps apps)
+      throws Exception {
+    WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)
+        .shedder(LoadShedder.builder().requestTimeout(Duration.ofMillis(500))).build();
+    CountDownLatch appGo = new CountDownLatch(1);
+    CountDownLatch appDone = new CountDownLatch(1);
+    HttpServlet slow = servlet((req, res) -> {
+      try {
+        if (!appGo.await(30, TimeUnit.SECONDS)) {
+          throw new AssertionError("never released");
+        }
+        res.setHeader("X-App", "late");
+        res.getWriter().print("too late");
+      } finally {
+        appDone.countDown();
+      }
+    });
+    try (App s = apps.start(filter, slow)) {
+      HttpResponse<String> r = s.get("/app", "1").get(10, TimeUnit.SECONDS);
+      assertEquals(503, r.statusCode());
+      assertEquals("deadline", r.headers().firstValue("X-Weir-Outcome").orElse(null));
+      assertTrue(r.headers().firstValue("X-App").isEmpty());
+      assertEquals(1, appDone.getCount(), "the application still works");
+      appGo.countDown();
+      assertTrue(appDone.await(10, TimeUnit.SECONDS));
+      LoadShedder route = filter.shedders().get("GET /app");
+      Support.await(() -> route.inflight() == 0, Duration.ofSeconds(5),
+          () -> "in flight " + route.inflight());
     }
   }
 }

@@ -75,6 +75,12 @@ class Ee11HttpTest {
   }
 
   @Test
+  void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks() throws Exception {
+    ContainerCases.inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks(
+        (filter, servlet) -> new Ee11Server(filter, 40, servlet));
+  }
+
+  @Test
   void aSynchronousRouteIsCappedAtTheServersThreads() throws Exception {
     WeirFilter filter = WeirFilter.builder().build();
     try (Ee11Server s = new Ee11Server(filter, 40,

@@ -123,6 +123,12 @@ class TomcatHttpTest {
   }
 
   @Test
+  void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks() throws Exception {
+    ContainerCases.inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks(
+        (filter, servlet) -> new Server(filter, 20, servlet));
+  }
+
+  @Test
   void aSynchronousRouteIsCappedAtTheConnectorsThreads() throws Exception {
     WeirFilter unnamed = WeirFilter.builder().build();
     try (Server s = new Server(unnamed, 20, holding(NEVER))) {

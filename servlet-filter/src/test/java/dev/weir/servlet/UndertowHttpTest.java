@@ -2,7 +2,6 @@ package dev.weir.servlet;
 
 import static dev.weir.servlet.Support.servlet;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
 import dev.weir.http.ServerThreads;
@@ -16,9 +15,7 @@ import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequestWrapper;
 import java.net.InetSocketAddress;
 import java.net.URI;
-import java.net.http.HttpResponse;
 import java.time.Duration;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -130,32 +127,7 @@ class UndertowHttpTest {
 
   @Test
   void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks() throws Exception {
-    WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)
-        .shedder(LoadShedder.builder().requestTimeout(Duration.ofMillis(500))).build();
-    CountDownLatch appGo = new CountDownLatch(1);
-    CountDownLatch appDone = new CountDownLatch(1);
-    HttpServlet slow = servlet((req, res) -> {
-      try {
-        if (!appGo.await(30, TimeUnit.SECONDS)) {
-          throw new AssertionError("never released");
-        }
-        res.setHeader("X-App", "late");
-        res.getWriter().print("too late");
-      } finally {
-        appDone.countDown();
-      }
-    });
-    try (Server s = new Server(filter, 16, null, slow)) {
-      HttpResponse<String> r = s.get("/app", "1").get(10, TimeUnit.SECONDS);
-      assertEquals(503, r.statusCode());
-      assertEquals("deadline", r.headers().firstValue("X-Weir-Outcome").orElse(null));
-      assertTrue(r.headers().firstValue("X-App").isEmpty());
-      assertEquals(1, appDone.getCount(), "the application still works");
-      appGo.countDown();
-      assertTrue(appDone.await(10, TimeUnit.SECONDS));
-      LoadShedder route = filter.shedders().get("GET /app");
-      Support.await(() -> route.inflight() == 0, Duration.ofSeconds(5),
-          () -> "in flight " + route.inflight());
-    }
+    ContainerCases.inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks(
+        (filter, servlet) -> new Server(filter, 16, null, servlet));
   }
 }
