@@ -14,7 +14,6 @@ import java.lang.reflect.Modifier;
 final class ContainerReflection {
   /** What a container's read returns for a request that is not that container's. */
   static final int NOT_THIS_CONTAINER = -1;
-  private static final String[] EXECUTOR_MAXIMUMS = {"getMaximumPoolSize", "getMaxThreads"};
 
   private ContainerReflection() {}
 
@@ -81,15 +80,28 @@ final class ContainerReflection {
    * reports neither (virtual threads, a plain {@code Executor}) or not a positive number.
    */
   static int executorMaximum(Object executor) throws ReflectiveOperationException {
-    for (String getter : EXECUTOR_MAXIMUMS) {
-      Object max;
+    return count(executor, "getMaximumPoolSize", "getMaxThreads");
+  }
+
+  /**
+   * The first of {@code getters} that {@code target} has, called, as a count of threads: 0 if it
+   * has none of them, or if it returns anything but a positive {@code int}.
+   */
+  static int count(Object target, String... getters) throws ReflectiveOperationException {
+    for (String getter : getters) {
+      Object value;
       try {
-        max = call(executor, getter);
+        value = call(target, getter);
       } catch (NoSuchMethodException e) {
-        continue; // not this kind of executor
+        continue; // not this kind of object
       }
-      return max instanceof Integer && (Integer) max > 0 ? (Integer) max : 0;
+      return positive(value);
     }
     return 0;
+  }
+
+  /** {@code value} if it is a positive {@code Integer}, else 0. */
+  static int positive(Object value) {
+    return value instanceof Integer && (Integer) value > 0 ? (Integer) value : 0;
   }
 }

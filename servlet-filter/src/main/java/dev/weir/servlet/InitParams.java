@@ -37,7 +37,7 @@ import java.util.Set;
  *       {@code single}</td></tr>
  *   <tr><td>weir.maxShedders</td><td>64</td><td>per-route shedders before the overflow one</td></tr>
  *   <tr><td>weir.containerThreads</td><td>0</td><td>the container's request threads, where the
- *       filter cannot read them; 0 reads Jetty's pool or Tomcat's MBean</td></tr>
+ *       filter cannot read them; 0 reads Jetty's, Tomcat's or Undertow's pool</td></tr>
  *   <tr><td>weir.routeIdleTimeout</td><td>5m</td><td>an idle route's slot is freed, once half
  *   are taken</td></tr>
  *   <tr><td>weir.bodyReadTimeout</td><td>requestTimeout</td><td>bound on reading the body</td></tr>

@@ -43,13 +43,8 @@ final class JettyThreads {
       } catch (NoSuchMethodException e) {
         // a pool that cannot run virtual threads
       }
-      Object max;
-      try {
-        max = ContainerReflection.call(pool, "getMaxAvailableThreads"); // a QueuedThreadPool
-      } catch (NoSuchMethodException e) {
-        max = ContainerReflection.call(pool, "getMaxThreads"); // another sized pool
-      }
-      return max instanceof Integer && (Integer) max > 0 ? (Integer) max : 0;
+      // A QueuedThreadPool's, else another sized pool's.
+      return ContainerReflection.count(pool, "getMaxAvailableThreads", "getMaxThreads");
     } catch (ReflectiveOperationException | RuntimeException e) {
       return 0; // another Jetty's layout, or a pool of no size
     }

@@ -80,8 +80,7 @@ final class TomcatThreads {
         if (Boolean.TRUE.equals(attribute(jmx, n, "useVirtualThreads"))) {
           return 0;
         }
-        Object max = attribute(jmx, n, "maxThreads");
-        return max instanceof Integer && (Integer) max > 0 ? (Integer) max : 0;
+        return ContainerReflection.positive(attribute(jmx, n, "maxThreads"));
       }
     } catch (JMException | RuntimeException e) {
       return 0;

@@ -36,9 +36,8 @@ final class UndertowThreads {
       Object exchange = ContainerReflection.call(r, "getExchange");
       Object worker = ContainerReflection.call(
           ContainerReflection.call(exchange, "getConnection"), "getWorker");
-      Object max = ContainerReflection.call(
+      return ContainerReflection.count(
           ContainerReflection.call(worker, "getMXBean"), "getMaxWorkerPoolSize");
-      return max instanceof Integer && (Integer) max > 0 ? (Integer) max : 0;
     } catch (ReflectiveOperationException | RuntimeException e) {
       return 0; // another Undertow's layout, or a security manager's refusal
     }
