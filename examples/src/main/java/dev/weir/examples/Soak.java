@@ -5,7 +5,6 @@ import dev.weir.Snapshot;
 import dev.weir.control.Limits;
 import dev.weir.servlet.WeirFilter;
 import jakarta.servlet.AsyncContext;
-import jakarta.servlet.DispatcherType;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -19,7 +18,6 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.EnumSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,31 +28,34 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.eclipse.jetty.client.AsyncRequestContent;
-import org.eclipse.jetty.ee10.servlet.FilterHolder;
-import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
-import org.eclipse.jetty.ee10.servlet.ServletHolder;
-import org.eclipse.jetty.server.Server;
-import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * The chaos soak: a real Jetty 12 with Weir's filter in bounded-response-time mode, under a mix
- * of ordinary traffic and abuse for a bounded time, on 127.0.0.1. The abuse: clients that reset
- * while the application works, requests aborted while queued, asynchronous requests the
- * application never completes, bodies sent a byte at a time, junk methods and paths, and responses
- * larger than the buffer cap. It then stops the load, waits for the routes to drain and prints,
+ * The chaos soak: a real servlet container (Jetty 12 by default; Tomcat 10.1 or Undertow 2.3 on
+ * request, {@link SoakServer}) with Weir's filter in bounded-response-time mode, under a mix of
+ * ordinary traffic and abuse for a bounded time, on 127.0.0.1. {@code GET /work} is offered about
+ * as much as its fixed limit of 4 serves, so that requests queue, time out there and are shed
+ * throughout. The abuse: clients that reset while the application works, requests aborted while
+ * queued, asynchronous requests the application never completes, bodies sent a byte at a time,
+ * junk methods and paths, and responses larger than the buffer cap. It then stops the load, waits for the routes to drain and prints,
  * per route, admitted and released permits, inflight and queued (all must end 0), and the heap
  * after GC and live threads sampled through the run.
  *
- * <pre>bin/soak [--duration 3m]</pre>
+ * <pre>bin/soak [--duration 3m] [--container jetty|tomcat|undertow]</pre>
  *
  * <p>A run that admitted nothing is not clean: it tested nothing.
  */
 public final class Soak {
   private static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(1);
 
-  /** One route's end state. */
-  public record Route(long admitted, long released, int inflight, int queued) {}
+  /**
+   * One route's end state: its permits, the requests it turned away (shed at the door, evicted
+   * from a full queue or timed out in it), and what it still holds and queues.
+   */
+  public record Route(long admitted, long released, long turnedAway, int inflight, int queued) {}
+
+  /** A run's options: how long, on which container. */
+  record Options(Duration duration, SoakServer.Container container) {}
 
   /** What a run left behind: routes by key, and the samples taken through it. */
   public record Summary(Map<String, Route> routes, List<long[]> samples, long sent,
@@ -80,38 +81,40 @@ public final class Soak {
       "Usage: bin/soak [options]",
       "  --duration D      how long the load runs, at least 1 s, at most 24 h: such as 90s, 3m,",
       "                    1m30s, 1h, 1500ms or PT3M (default 3m)",
+      "  --container C     jetty, tomcat or undertow (default jetty)",
       "  --help            this text");
 
   public static void main(String[] args) throws Exception {
-    Duration duration;
+    Options options;
     try {
-      duration = parse(args);
+      options = parse(args);
     } catch (IllegalArgumentException e) {
       System.err.println("soak: " + e.getMessage());
       System.err.println(USAGE);
       System.exit(2);
       return;
     }
-    if (duration == null) {
+    if (options == null) {
       System.out.println(USAGE);
       return;
     }
-    Summary s = run(duration, true);
+    Summary s = run(options.duration(), options.container(), true);
     System.exit(s.clean() ? 0 : 1);
   }
 
   /**
-   * The soak's duration from the command line, or null if {@code --help} was asked for.
+   * The soak's options from the command line, or null if {@code --help} was asked for.
    *
    * @throws IllegalArgumentException naming the option that is wrong
    */
-  static Duration parse(String[] args) {
-    Args a = Args.parse(args, "duration", "help");
+  static Options parse(String[] args) {
+    Args a = Args.parse(args, "duration", "container", "help");
     if (a.flag("help")) {
       return null;
     }
     String text = a.string("duration", null);
-    return text == null ? Duration.ofMinutes(3) : duration(text);
+    return new Options(text == null ? Duration.ofMinutes(3) : duration(text),
+        SoakServer.Container.parse(a.string("container", "jetty")));
   }
 
   /**
@@ -145,17 +148,17 @@ public final class Soak {
     return d;
   }
 
-  /** Runs the soak for {@code duration}; prints the summary if {@code print}. */
-  public static Summary run(Duration duration, boolean print) throws Exception {
+  /** Runs the soak on {@code container} for {@code duration}; prints the summary if asked. */
+  static Summary run(Duration duration, SoakServer.Container container, boolean print)
+      throws Exception {
     WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)
         .maxBufferedBytes(64 << 10).bodyReadTimeout(Duration.ofMillis(500))
         .routeIdleTimeout(Duration.ofMinutes(10))
         .shedder(LoadShedder.builder().requestTimeout(REQUEST_TIMEOUT)
-            .queueTimeout(Duration.ofMillis(300)).limit(() -> Limits.fixed(16)))
+            .queueTimeout(Duration.ofMillis(300)).limit(() -> Limits.fixed(4)))
         .build();
-    Server server = server(filter);
-    URI base = URI.create("http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0])
-        .getLocalPort());
+    SoakServer server = SoakServer.start(container, filter, servlets());
+    URI base = server.base();
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofSeconds(2)).build();
     org.eclipse.jetty.client.HttpClient jetty = new org.eclipse.jetty.client.HttpClient();
@@ -178,7 +181,7 @@ public final class Soak {
           () -> never(jetty, u, sent),
       };
       // per-second rates of each kind, on two scheduler threads
-      int[] perSecond = {150, 100, 20, 20, 10, 40, 2, 2};
+      int[] perSecond = {300, 100, 20, 20, 10, 40, 2, 2};
       for (int k = 0; k < mix.length; k++) {
         Runnable task = mix[k];
         load.scheduleAtFixedRate(() -> {
@@ -213,7 +216,7 @@ public final class Soak {
       samples.add(sample(start));
       Summary summary = new Summary(routes, samples, sent.get(), statuses);
       if (print) {
-        print(duration, summary);
+        print(duration, container, summary);
       }
       return summary;
     } finally {
@@ -221,7 +224,7 @@ public final class Soak {
       if (jetty.isRunning()) {
         jetty.stop();
       }
-      server.stop();
+      server.close();
       filter.destroy();
     }
   }
@@ -233,13 +236,13 @@ public final class Soak {
     return new long[] {TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start), heap, threads};
   }
 
-  private static void print(Duration duration, Summary s) {
-    System.out.printf(Locale.ROOT, "soak: %s, bounded mode, %d requests sent; answers %s%n",
-        duration, s.sent(), s.statuses());
-    System.out.printf(Locale.ROOT, "%-18s %10s %10s %9s %7s%n", "route", "admitted", "released",
-        "inflight", "queued");
-    s.routes().forEach((k, r) -> System.out.printf(Locale.ROOT, "%-18s %10d %10d %9d %7d%n", k,
-        r.admitted(), r.released(), r.inflight(), r.queued()));
+  private static void print(Duration duration, SoakServer.Container container, Summary s) {
+    System.out.printf(Locale.ROOT, "soak: %s on %s, bounded mode, %d requests sent; answers %s%n",
+        duration, container, s.sent(), s.statuses());
+    System.out.printf(Locale.ROOT, "%-18s %10s %10s %12s %9s %7s%n", "route", "admitted",
+        "released", "turned away", "inflight", "queued");
+    s.routes().forEach((k, r) -> System.out.printf(Locale.ROOT, "%-18s %10d %10d %12d %9d %7d%n",
+        k, r.admitted(), r.released(), r.turnedAway(), r.inflight(), r.queued()));
     System.out.printf(Locale.ROOT, "%-8s %16s %8s%n", "t (s)", "heap after GC MB", "threads");
     for (long[] x : s.samples()) {
       System.out.printf(Locale.ROOT, "%-8d %16.1f %8d%n", x[0], x[1] / 1048576.0, x[2]);
@@ -306,46 +309,36 @@ public final class Soak {
 
   // ---------------------------------------------------------------------------- the server
 
-  private static Server server(WeirFilter filter) throws Exception {
-    Server server = new Server();
-    ServerConnector connector = new ServerConnector(server);
-    connector.setHost("127.0.0.1");
-    connector.setPort(0);
-    server.addConnector(connector);
-    ServletContextHandler context = new ServletContextHandler();
-    context.setContextPath("/");
-    FilterHolder holder = new FilterHolder(filter);
-    holder.setAsyncSupported(true);
-    context.addFilter(holder, "/*", EnumSet.of(DispatcherType.REQUEST, DispatcherType.ASYNC));
-    add(context, "/work", (req, res) -> {
+  /** The application: each path's servlet, the same on every container. */
+  private static Map<String, HttpServlet> servlets() {
+    Map<String, HttpServlet> servlets = new LinkedHashMap<>();
+    servlets.put("/work", servlet((req, res) -> {
       work(5 + ThreadLocalRandom.current().nextInt(15));
       res.getWriter().print("ok");
-    });
-    add(context, "/hello", (req, res) -> res.getWriter().print("hello"));
-    add(context, "/big", (req, res) -> {
+    }));
+    servlets.put("/hello", servlet((req, res) -> res.getWriter().print("hello")));
+    servlets.put("/big", servlet((req, res) -> {
       byte[] chunk = new byte[16 << 10];
       for (int i = 0; i < 16; i++) { // 256 KB, past the 64 KB cap: streamed
         res.getOutputStream().write(chunk);
       }
-    });
-    add(context, "/upload", (req, res) -> res.getWriter().print(
-        req.getInputStream().readAllBytes().length));
-    add(context, "/never", (req, res) -> {
+    }));
+    servlets.put("/upload", servlet((req, res) -> res.getWriter().print(
+        req.getInputStream().readAllBytes().length)));
+    servlets.put("/never", servlet((req, res) -> {
       AsyncContext ac = req.startAsync();
       ac.setTimeout(0); // and never completed
-    });
-    add(context, "/", (req, res) -> res.sendError(404));
-    server.setHandler(context);
-    server.start();
-    return server;
+    }));
+    servlets.put("/", servlet((req, res) -> res.sendError(404)));
+    return servlets;
   }
 
   private interface Handler {
     void handle(HttpServletRequest req, HttpServletResponse res) throws IOException;
   }
 
-  private static void add(ServletContextHandler context, String path, Handler h) {
-    ServletHolder holder = new ServletHolder(new HttpServlet() {
+  private static HttpServlet servlet(Handler h) {
+    return new HttpServlet() {
       private static final long serialVersionUID = 1L;
 
       @Override
@@ -353,9 +346,7 @@ public final class Soak {
           throws IOException {
         h.handle(req, res);
       }
-    });
-    holder.setAsyncSupported(true);
-    context.addServlet(holder, path);
+    };
   }
 
   private static void work(int millis) {
@@ -374,7 +365,9 @@ public final class Soak {
       Snapshot snap = s.snapshot();
       long released = snap.total(Snapshot.Counter.SUCCEEDED)
           + snap.total(Snapshot.Counter.FAILED) + snap.total(Snapshot.Counter.DROPPED);
-      routes.put(key, new Route(snap.total(Snapshot.Counter.ADMITTED), released,
+      long turnedAway = snap.total(Snapshot.Counter.SHED)
+          + snap.total(Snapshot.Counter.QUEUE_FULL) + snap.total(Snapshot.Counter.QUEUE_TIMEOUT);
+      routes.put(key, new Route(snap.total(Snapshot.Counter.ADMITTED), released, turnedAway,
           s.inflight(), s.queued()));
     });
     return routes;
