@@ -32,16 +32,17 @@ import org.eclipse.jetty.util.Callback;
 
 /**
  * The chaos soak: a real servlet container (Jetty 12 by default; Tomcat 10.1 or Undertow 2.3 on
- * request, {@link SoakServer}) with Weir's filter in bounded-response-time mode, under a mix of
- * ordinary traffic and abuse for a bounded time, on 127.0.0.1. {@code GET /work} is offered about
- * as much as its fixed limit of 4 serves, so that requests queue, time out there and are shed
- * throughout. The abuse: clients that reset while the application works, requests aborted while
- * queued, asynchronous requests the application never completes, bodies sent a byte at a time,
- * junk methods and paths, and responses larger than the buffer cap. It then stops the load, waits for the routes to drain and prints,
- * per route, admitted and released permits, inflight and queued (all must end 0), and the heap
- * after GC and live threads sampled through the run.
+ * request, {@link SoakServer}) with Weir's filter in bounded-response-time mode (or its default
+ * mode, on request), under a mix of ordinary traffic and abuse for a bounded time, on 127.0.0.1.
+ * {@code GET /work} is offered about as much as its fixed limit of 4 serves, so that requests
+ * queue, time out there and are shed throughout. The abuse: clients that reset while the
+ * application works, requests aborted while queued, asynchronous requests the application never
+ * completes, bodies sent a byte at a time, junk methods and paths, and responses larger than the
+ * buffer cap. It then stops the load, waits for the routes to drain and prints, per route,
+ * admitted and released permits, the requests turned away, inflight and queued (all must end 0),
+ * and the heap after GC and live threads sampled through the run.
  *
- * <pre>bin/soak [--duration 3m] [--container jetty|tomcat|undertow]</pre>
+ * <pre>bin/soak [--duration 3m] [--container jetty|tomcat|undertow] [--mode bounded|default]</pre>
  *
  * <p>A run that admitted nothing is not clean: it tested nothing.
  */
@@ -54,8 +55,8 @@ public final class Soak {
    */
   public record Route(long admitted, long released, long turnedAway, int inflight, int queued) {}
 
-  /** A run's options: how long, on which container. */
-  record Options(Duration duration, SoakServer.Container container) {}
+  /** A run's options: how long, on which container, in bounded-response-time mode or not. */
+  record Options(Duration duration, SoakServer.Container container, boolean bounded) {}
 
   /** What a run left behind: routes by key, and the samples taken through it. */
   public record Summary(Map<String, Route> routes, List<long[]> samples, long sent,
@@ -82,6 +83,8 @@ public final class Soak {
       "  --duration D      how long the load runs, at least 1 s, at most 24 h: such as 90s, 3m,",
       "                    1m30s, 1h, 1500ms or PT3M (default 3m)",
       "  --container C     jetty, tomcat or undertow (default jetty)",
+      "  --mode M          the filter's mode: bounded (bounded response time) or default",
+      "                    (default bounded)",
       "  --help            this text");
 
   public static void main(String[] args) throws Exception {
@@ -98,7 +101,7 @@ public final class Soak {
       System.out.println(USAGE);
       return;
     }
-    Summary s = run(options.duration(), options.container(), true);
+    Summary s = run(options.duration(), options.container(), options.bounded(), true);
     System.exit(s.clean() ? 0 : 1);
   }
 
@@ -108,13 +111,17 @@ public final class Soak {
    * @throws IllegalArgumentException naming the option that is wrong
    */
   static Options parse(String[] args) {
-    Args a = Args.parse(args, "duration", "container", "help");
+    Args a = Args.parse(args, "duration", "container", "mode", "help");
     if (a.flag("help")) {
       return null;
     }
     String text = a.string("duration", null);
+    String mode = a.string("mode", "bounded");
+    if (!mode.equals("bounded") && !mode.equals("default")) {
+      throw new IllegalArgumentException("--mode must be bounded or default, was '" + mode + "'");
+    }
     return new Options(text == null ? Duration.ofMinutes(3) : duration(text),
-        SoakServer.Container.parse(a.string("container", "jetty")));
+        SoakServer.Container.parse(a.string("container", "jetty")), mode.equals("bounded"));
   }
 
   /**
@@ -148,10 +155,13 @@ public final class Soak {
     return d;
   }
 
-  /** Runs the soak on {@code container} for {@code duration}; prints the summary if asked. */
-  static Summary run(Duration duration, SoakServer.Container container, boolean print)
-      throws Exception {
-    WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)
+  /**
+   * Runs the soak on {@code container} for {@code duration}, the filter in bounded-response-time
+   * mode if {@code bounded}; prints the summary if {@code print}.
+   */
+  static Summary run(Duration duration, SoakServer.Container container, boolean bounded,
+      boolean print) throws Exception {
+    WeirFilter filter = WeirFilter.builder().boundedResponseTime(bounded)
         .maxBufferedBytes(64 << 10).bodyReadTimeout(Duration.ofMillis(500))
         .routeIdleTimeout(Duration.ofMinutes(10))
         .shedder(LoadShedder.builder().requestTimeout(REQUEST_TIMEOUT)
@@ -216,7 +226,7 @@ public final class Soak {
       samples.add(sample(start));
       Summary summary = new Summary(routes, samples, sent.get(), statuses);
       if (print) {
-        print(duration, container, summary);
+        print(duration, container, bounded, summary);
       }
       return summary;
     } finally {
@@ -236,9 +246,10 @@ public final class Soak {
     return new long[] {TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start), heap, threads};
   }
 
-  private static void print(Duration duration, SoakServer.Container container, Summary s) {
-    System.out.printf(Locale.ROOT, "soak: %s on %s, bounded mode, %d requests sent; answers %s%n",
-        duration, container, s.sent(), s.statuses());
+  private static void print(Duration duration, SoakServer.Container container, boolean bounded,
+      Summary s) {
+    System.out.printf(Locale.ROOT, "soak: %s on %s, %s mode, %d requests sent; answers %s%n",
+        duration, container, bounded ? "bounded" : "default", s.sent(), s.statuses());
     System.out.printf(Locale.ROOT, "%-18s %10s %10s %12s %9s %7s%n", "route", "admitted",
         "released", "turned away", "inflight", "queued");
     s.routes().forEach((k, r) -> System.out.printf(Locale.ROOT, "%-18s %10d %10d %12d %9d %7d%n",

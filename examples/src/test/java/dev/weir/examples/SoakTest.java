@@ -21,7 +21,15 @@ class SoakTest {
   @ParameterizedTest
   @EnumSource(SoakServer.Container.class)
   void shortChaosSoakEndsCleanOnEveryRoute(SoakServer.Container container) throws Exception {
-    Soak.Summary s = Soak.run(Duration.ofSeconds(4), container, true);
+    assertClean(Soak.run(Duration.ofSeconds(4), container, true, true));
+  }
+
+  @Test
+  void shortChaosSoakInTheDefaultModeEndsClean() throws Exception {
+    assertClean(Soak.run(Duration.ofSeconds(4), SoakServer.Container.JETTY, false, true));
+  }
+
+  private static void assertClean(Soak.Summary s) {
     assertTrue(s.routes().containsKey("GET /work"), s.routes().toString());
     assertTrue(s.routes().size() >= 5, s.routes().toString());
     // /work is offered more than its fixed limit serves: its queue and its cut were exercised.
@@ -59,6 +67,11 @@ class SoakTest {
     IllegalArgumentException c = assertThrows(IllegalArgumentException.class,
         () -> Soak.parse(new String[] {"--container", "netty"}));
     assertTrue(c.getMessage().startsWith("--container "), c.getMessage());
+    assertTrue(Soak.parse(new String[0]).bounded());
+    assertFalse(Soak.parse(new String[] {"--mode", "default"}).bounded());
+    IllegalArgumentException m = assertThrows(IllegalArgumentException.class,
+        () -> Soak.parse(new String[] {"--mode", "fast"}));
+    assertTrue(m.getMessage().startsWith("--mode "), m.getMessage());
     String[][] bad = {{"--duration", "abc"}, {"--duration", "90"}, {"--duration", "0s"},
         {"--duration", "-5s"}, {"--duration", "999ms"}, {"--duration", ""}, {"--duration"},
         {"--duration", "PT-5S"}, {"--duration", "1e9h"}};
