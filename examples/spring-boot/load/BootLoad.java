@@ -6,10 +6,10 @@ import java.net.URI;
 import java.time.Duration;
 
 /**
- * The client side of examples/spring-boot/overload.sh, run as a single source file on the
- * examples module's class path: Weir's open-loop LoadGenerator (Poisson arrivals, 50% tier 1 /
- * 50% tier 5 in X-Weir-Tier, 3 s client timeout: six times the endpoint's 500 ms) against a URL,
- * 10 s of warm-up then SECONDS measured, printing one line.
+ * The client side of examples/spring-boot/overload.sh and examples/war/overload.sh, run as a
+ * single source file on the examples module's class path: Weir's open-loop LoadGenerator (Poisson
+ * arrivals, 50% tier 1 / 50% tier 5 in X-Weir-Tier, 3 s client timeout: six times the endpoint's
+ * 500 ms) against a URL, 10 s of warm-up then SECONDS measured, printing one line.
  *
  * <p>Usage: java -cp EXAMPLES_CLASSPATH BootLoad.java URL RATE SECONDS SEED
  */
