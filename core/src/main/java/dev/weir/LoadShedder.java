@@ -4,6 +4,7 @@ import dev.weir.control.Limits;
 import dev.weir.control.Rejectors;
 import dev.weir.internal.Check;
 import dev.weir.internal.Credits;
+import dev.weir.internal.WheelTimer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -223,7 +224,8 @@ public final class LoadShedder implements AutoCloseable {
   /**
    * Stops admitting: every queued request, and every later submission, is answered {@link
    * RejectReason#SHUTTING_DOWN}. Permits already held stay valid and may still be released.
-   * Idempotent.
+   * Idempotent. On the {@linkplain Timer#system() system timer}, once no shedder has anything
+   * scheduled, its thread ends (a stopped webapp leaves none behind).
    */
   @Override
   public void close() {
@@ -233,6 +235,9 @@ public final class LoadShedder implements AutoCloseable {
     admission.close();
     control.stop();
     admission.rejectQueued();
+    if (admission.timer instanceof WheelTimer) {
+      ((WheelTimer) admission.timer).purge(); // its cancelled ticks and timeouts, dropped now
+    }
   }
 
   /** Whether {@link #close()} was called. */

@@ -34,7 +34,8 @@ public interface Timer {
 
   /**
    * The process-wide timer on {@link Clock#system()}: a hashed wheel with a 1 ms tick driven by a
-   * single daemon thread, {@code weir-timer}, started on first use.
+   * single daemon thread, {@code weir-timer}, that runs while anything is scheduled: once every
+   * shedder on it is closed, it ends, so a stopped webapp leaves no thread behind.
    */
   static Timer system() {
     return WheelTimer.shared();

@@ -5,6 +5,7 @@ import dev.weir.Timer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
@@ -17,12 +18,20 @@ import java.util.logging.Logger;
  * object per scheduled task, no thread per task.
  *
  * <p>The thread wakes only for a tick whose slot holds an entry: between two such ticks it parks
- * until the next, and while nothing is scheduled it parks without a timeout. So a shedder's
- * control tick, always pending, wakes it ten times a second, not once a millisecond. A scheduler
- * unparks the thread only if the new deadline comes before the instant the thread parked until,
- * or the thread parked for good; the thread publishes that instant before its last look at the
+ * until the next. So a shedder's control tick, always pending, wakes it ten times a second, not
+ * once a millisecond. A scheduler unparks the thread only if the new deadline comes before the
+ * instant the thread parked until; the thread publishes that instant before its last look at the
  * incoming stack, and the scheduler pushes before reading it, so one of the two sees the other's
  * write.
+ *
+ * <p><b>The thread's life.</b> It runs only while something is pending: once nothing is, it ends,
+ * and the next {@link #schedule} starts another. A webapp that loads this class and then stops
+ * (its shedders closed, their ticks cancelled) leaves no thread behind to hold its class loader;
+ * {@link #purge()} drops cancelled entries at once, so the thread need not pass them first. The
+ * thread ends by announcing it ({@code running} false) before its last look at the incoming stack,
+ * and a scheduler pushes before reading {@code running}: either the thread sees the new entry and
+ * stays, or the scheduler sees the thread gone and starts one, by a CAS that only one party wins.
+ * A thread's context class loader is this class's own, not its starter's.
  */
 public final class WheelTimer implements Timer, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(WheelTimer.class.getName());
@@ -36,12 +45,16 @@ public final class WheelTimer implements Timer, AutoCloseable {
   private final Entry[] wheel;
   private final int mask;
   private final AtomicReference<Entry> incoming = new AtomicReference<>();
-  private final Thread thread;
+  private final String threadName;
+  /** Whether a timer thread runs (or is starting): at most one at a time. */
+  private final AtomicBoolean running = new AtomicBoolean();
+  /** The timer thread, for unparking; the last one started. */
+  private volatile Thread thread;
+  /** Asked of the timer thread: drop every cancelled entry now. */
+  private volatile boolean purgeAsked;
   private final long start;
   /** False for the shared instance, which serves every shedder in the JVM. */
   private final boolean closeable;
-  /** Parked without a timeout: nothing is pending. */
-  private volatile boolean sleeping;
   /** Parked until {@link #wakeAt}, the start of the next tick whose slot holds an entry. */
   private volatile boolean napping;
   private volatile long wakeAt;
@@ -64,9 +77,7 @@ public final class WheelTimer implements Timer, AutoCloseable {
     this.wheel = new Entry[wheelSize];
     this.mask = wheelSize - 1;
     this.start = clock.nanoTime();
-    this.thread = new Thread(this::run, threadName);
-    thread.setDaemon(true);
-    thread.start();
+    this.threadName = threadName;
   }
 
   private static final class Shared {
@@ -75,8 +86,9 @@ public final class WheelTimer implements Timer, AutoCloseable {
   }
 
   /**
-   * The process-wide timer: 1 ms ticks, one daemon thread named {@code weir-timer}. It cannot be
-   * closed: it serves every shedder in the JVM, and {@link #close()} on it throws.
+   * The process-wide timer (one per class loader that loads this class): 1 ms ticks, one daemon
+   * thread named {@code weir-timer} while anything is pending. It cannot be closed: it serves
+   * every shedder in the JVM, and {@link #close()} on it throws.
    */
   public static Timer shared() {
     return Shared.INSTANCE;
@@ -95,10 +107,42 @@ public final class WheelTimer implements Timer, AutoCloseable {
       head = incoming.get();
       e.nextIncoming = head;
     } while (!incoming.compareAndSet(head, e));
-    if (sleeping || (napping && deadlineNanos - wakeAt < 0)) {
+    if (!running.get()) {
+      if (!stopped && running.compareAndSet(false, true)) {
+        startThread();
+      }
+    } else if (napping && deadlineNanos - wakeAt < 0) {
       LockSupport.unpark(thread);
     }
     return e;
+  }
+
+  /** Starts a timer thread; the caller won {@link #running}. */
+  private void startThread() {
+    Thread t = new Thread(this::run, threadName);
+    t.setDaemon(true);
+    // Not the starter's (a webapp's, say), which the thread would otherwise keep alive.
+    t.setContextClassLoader(WheelTimer.class.getClassLoader());
+    thread = t;
+    t.start();
+  }
+
+  /**
+   * Asks the timer thread to drop every cancelled entry at once rather than as it passes them: a
+   * shedder that closes calls it, so that a timer with nothing left pending ends its thread now.
+   * Returns at once; rare (each call wakes the thread and costs a pass over the wheel).
+   */
+  public void purge() {
+    purgeAsked = true;
+    Thread t = thread;
+    if (t != null) {
+      LockSupport.unpark(t);
+    }
+  }
+
+  /** Whether a timer thread runs now: for tests, and for waiting until one has ended. */
+  boolean threadRunning() {
+    return running.get();
   }
 
   /**
@@ -114,7 +158,10 @@ public final class WheelTimer implements Timer, AutoCloseable {
           "the shared timer serves every shedder in the JVM and cannot be closed");
     }
     stopped = true;
-    LockSupport.unpark(thread);
+    Thread t = thread;
+    if (t != null) {
+      LockSupport.unpark(t);
+    }
   }
 
   private void run() {
@@ -127,23 +174,55 @@ public final class WheelTimer implements Timer, AutoCloseable {
         expire(tick, now);
         tick++;
       }
+      if (purgeAsked) {
+        purgeAsked = false;
+        dropCancelled();
+      }
       if (pending == 0) {
-        sleeping = true;
-        if (incoming.get() == null && !stopped) {
-          LockSupport.park(this);
+        if (incoming.get() != null) {
+          continue;
         }
-        sleeping = false;
-      } else {
-        long next = start + nextOccupiedTick() * tickNanos;
-        long wait = next - clock.nanoTime();
-        if (wait > 0) {
-          wakeAt = next;
-          napping = true;
-          if (incoming.get() == null && !stopped) {
-            LockSupport.parkNanos(this, wait);
+        // Nothing pending: end, unless an entry arrives after the announcement and this thread
+        // wins it back before a scheduler starts another.
+        running.set(false);
+        if (incoming.get() == null || !running.compareAndSet(false, true)) {
+          return;
+        }
+        continue;
+      }
+      long next = start + nextOccupiedTick() * tickNanos;
+      long wait = next - clock.nanoTime();
+      if (wait > 0) {
+        wakeAt = next;
+        napping = true;
+        if (incoming.get() == null && !stopped && !purgeAsked) {
+          LockSupport.parkNanos(this, wait);
+        }
+        napping = false;
+      }
+    }
+    running.set(false);
+  }
+
+  /** Unlinks every entry no longer pending from the wheel. */
+  private void dropCancelled() {
+    for (int slot = 0; slot < wheel.length; slot++) {
+      Entry prev = null;
+      Entry e = wheel[slot];
+      while (e != null) {
+        Entry next = e.next;
+        if (e.state != PENDING) {
+          if (prev == null) {
+            wheel[slot] = next;
+          } else {
+            prev.next = next;
           }
-          napping = false;
+          e.next = null;
+          pending--;
+        } else {
+          prev = e;
         }
+        e = next;
       }
     }
   }

@@ -137,8 +137,8 @@ class WheelTimerTest {
     // On a very slow box a few may have come due before their cancel; those, and only those, ran.
     assertTrue(cancelled > n / 2, "only " + cancelled + " cancelled in time");
     assertEquals(n - cancelled, ran.get(), "a task ran although its cancel() returned true");
-    // With nothing pending the timer thread parks without a timeout (WAITING); while any entry,
-    // even a cancelled one, remains in the wheel it parks until that entry's tick (TIMED_WAITING).
+    // With nothing pending the timer thread ends; while any entry, even a cancelled one, remains
+    // in the wheel it parks until that entry's tick.
     awaitIdle();
     assertEquals(n - cancelled, ran.get());
   }
@@ -267,16 +267,118 @@ class WheelTimerTest {
   }
 
   @Test
-  void closeStopsTheThread() throws Exception {
+  void closeStopsTheThreadAndNoScheduleStartsAnother() throws Exception {
+    timer.schedule(() -> { }, now() + TimeUnit.SECONDS.toNanos(60));
     Thread t = timerThread();
     timer.close();
     t.join(TimeUnit.SECONDS.toMillis(10));
     assertFalse(t.isAlive());
+    timer.schedule(() -> { }, now());
+    assertFalse(timer.threadRunning(), "a closed timer started a thread");
   }
 
-  /** Polls, with a deadline, until the timer thread parks with nothing pending. */
+  @Test
+  void theThreadEndsWithNothingPendingAndTheNextScheduleStartsAnother() throws Exception {
+    assertFalse(timer.threadRunning(), "no thread before the first schedule");
+    CountDownLatch first = new CountDownLatch(1);
+    timer.schedule(first::countDown, now());
+    assertTrue(first.await(10, TimeUnit.SECONDS));
+    awaitIdle();
+    CountDownLatch second = new CountDownLatch(1);
+    timer.schedule(second::countDown, now() + 5 * MS);
+    assertTrue(second.await(10, TimeUnit.SECONDS), "no thread ran the task after the first ended");
+    awaitIdle();
+  }
+
+  /**
+   * A cancelled entry far out would hold the thread until the wheel passed it, up to a turn;
+   * {@link WheelTimer#purge()} drops it at once, and the thread, with nothing pending, ends.
+   */
+  @Test
+  void purgeDropsCancelledEntriesAndTheThreadEnds() throws Exception {
+    String name = threadName + "-purge";
+    WheelTimer wide = new WheelTimer(name, MS, 1 << 16); // a turn of 65 s
+    try {
+      Timer.Timeout far = wide.schedule(() -> { }, wide.clock().nanoTime()
+          + TimeUnit.SECONDS.toNanos(60));
+      Thread t = thread(name);
+      awaitState(t, Thread.State.TIMED_WAITING); // parked until the far tick
+      assertTrue(far.cancel());
+      wide.purge();
+      t.join(TimeUnit.SECONDS.toMillis(10)); // without the purge, about 60 s
+      assertFalse(t.isAlive(), "the thread outlived a purge that left nothing pending");
+      assertFalse(wide.threadRunning());
+    } finally {
+      wide.close();
+    }
+  }
+
+  /** A webapp that schedules first must not be pinned by the thread's context class loader. */
+  @Test
+  void theThreadDoesNotKeepItsStartersContextClassLoader() throws Exception {
+    ClassLoader starters = new java.net.URLClassLoader(new java.net.URL[0], null);
+    ClassLoader[] seen = new ClassLoader[1];
+    CountDownLatch ran = new CountDownLatch(1);
+    Thread starter = new Thread(() -> timer.schedule(() -> {
+      seen[0] = Thread.currentThread().getContextClassLoader();
+      ran.countDown();
+    }, now()));
+    starter.setContextClassLoader(starters);
+    starter.start();
+    starter.join();
+    assertTrue(ran.await(10, TimeUnit.SECONDS));
+    assertEquals(WheelTimer.class.getClassLoader(), seen[0]);
+  }
+
+  /**
+   * Stress: schedulers on four threads leave gaps in which the timer thread ends, so that
+   * schedules race its end and the start of the next; every task runs, and exactly once.
+   */
+  @Test
+  void schedulesRacingTheThreadsEndLoseNothing() throws Exception {
+    int threads = 4;
+    int perThread = 3_000;
+    java.util.concurrent.atomic.AtomicIntegerArray runs =
+        new java.util.concurrent.atomic.AtomicIntegerArray(threads * perThread);
+    CountDownLatch ran = new CountDownLatch(threads * perThread);
+    List<Thread> schedulers = new ArrayList<>();
+    for (int t = 0; t < threads; t++) {
+      int first = t * perThread;
+      Thread th = new Thread(() -> {
+        ThreadLocalRandom r = ThreadLocalRandom.current();
+        for (int i = 0; i < perThread; i++) {
+          int id = first + i;
+          timer.schedule(() -> {
+            runs.incrementAndGet(id);
+            ran.countDown();
+          }, now() + (r.nextInt(4) == 0 ? MS : 0));
+          if (r.nextInt(8) == 0) {
+            LockSupport.parkNanos(r.nextLong(2 * MS)); // a gap: the thread may end in it
+          }
+        }
+      });
+      schedulers.add(th);
+      th.start();
+    }
+    for (Thread th : schedulers) {
+      th.join();
+    }
+    assertTrue(ran.await(20, TimeUnit.SECONDS), ran.getCount() + " tasks never ran");
+    for (int i = 0; i < runs.length(); i++) {
+      assertEquals(1, runs.get(i), "task " + i);
+    }
+    awaitIdle();
+  }
+
+  /** Polls, with a deadline, until the timer thread has ended with nothing pending. */
   private void awaitIdle() {
-    awaitState(timerThread(), Thread.State.WAITING);
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (timer.threadRunning() || liveThread(threadName) != null) {
+      if (System.nanoTime() - deadline > 0) {
+        fail("the timer thread never ended");
+      }
+      LockSupport.parkNanos(MS);
+    }
   }
 
   /** Polls, with a deadline, until {@code t} is in {@code state}. */
@@ -295,11 +397,20 @@ class WheelTimerTest {
   }
 
   private static Thread thread(String name) {
+    Thread t = liveThread(name);
+    if (t == null) {
+      throw new AssertionError("no thread " + name);
+    }
+    return t;
+  }
+
+  /** The live thread named {@code name}, or null. */
+  private static Thread liveThread(String name) {
     for (Thread t : Thread.getAllStackTraces().keySet()) {
-      if (t.getName().equals(name)) {
+      if (t.getName().equals(name) && t.isAlive()) {
         return t;
       }
     }
-    throw new AssertionError("no thread " + name);
+    return null;
   }
 }

@@ -170,7 +170,7 @@ abstract class SoakServer implements AutoCloseable {
       DeploymentInfo info = Servlets.deployment()
           .setClassLoader(SoakServer.class.getClassLoader())
           .setContextPath("/")
-          .setDeploymentName("weir-soak")
+          .setDeploymentName("weir-soak-" + System.nanoTime()) // unique in the shared container
           .addFilter(Servlets.filter("weir", Filter.class, new ImmediateInstanceFactory<>(filter))
               .setAsyncSupported(true))
           .addFilterUrlMapping("weir", "/*", DispatcherType.REQUEST)
