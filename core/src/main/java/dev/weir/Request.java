@@ -3,6 +3,7 @@ package dev.weir;
 import dev.weir.internal.BucketQueue;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -48,8 +49,13 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
   /** One generation: each renewal adds it to the state word. */
   private static final int GENERATION = PHASE + 1;
 
-  /** Each thread's spare request, recycled by its last holder; see "Reuse". */
-  private static final ThreadLocal<Request[]> SPARE = ThreadLocal.withInitial(() -> new Request[1]);
+  /**
+   * Each thread's spare request, recycled by its last holder; see "Reuse". The thread holds its
+   * slot weakly: a container thread outlives the webapp that loaded this class, and a strong value
+   * (a {@code Request[]}) would hold the webapp's class loader for as long as the thread lives. A
+   * slot the collector cleared is made anew; one in use is held by its request ({@link #home}).
+   */
+  private static final ThreadLocal<WeakReference<Request[]>> SPARE = new ThreadLocal<>();
 
   private static final VarHandle STATE;
   private static final VarHandle HOOK_FIRED;
@@ -146,10 +152,21 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
 
   /** Takes the calling thread's spare request, recycled by its last holder, or returns null. */
   static Request takeSpare() {
-    Request[] spare = SPARE.get();
+    Request[] spare = spareSlot();
     Request r = spare[0];
     spare[0] = null;
     return r;
+  }
+
+  /** The calling thread's spare slot, made if it has none or the collector cleared it. */
+  private static Request[] spareSlot() {
+    WeakReference<Request[]> ref = SPARE.get();
+    Request[] slot = ref == null ? null : ref.get();
+    if (slot == null) {
+      slot = new Request[1];
+      SPARE.set(new WeakReference<>(slot));
+    }
+    return slot;
   }
 
   /**
@@ -325,7 +342,7 @@ final class Request implements Ticket, Permit, Runnable, BucketQueue.Node {
       releasedBy = null; // a second recycle() of the same life does nothing
       Request[] slot = home;
       if (homeThread != t) {
-        slot = SPARE.get();
+        slot = spareSlot();
         home = slot;
         homeThread = t;
       }

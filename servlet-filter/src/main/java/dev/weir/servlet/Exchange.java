@@ -19,6 +19,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.lang.ref.WeakReference;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
@@ -65,8 +66,12 @@ final class Exchange implements AdmissionCallback, AsyncListener {
     }
   }
 
-  /** Each container thread's spare exchange, decided in place last time; see the class comment. */
-  private static final ThreadLocal<Exchange[]> SPARE = ThreadLocal.withInitial(() -> new Exchange[1]);
+  /**
+   * Each container thread's spare exchange, decided in place last time; see the class comment.
+   * Held weakly: the container's threads outlive the webapp that loaded this class, and a strong
+   * value would hold its class loader; a slot the collector cleared is made anew.
+   */
+  private static final ThreadLocal<WeakReference<Exchange[]>> SPARE = new ThreadLocal<>();
 
   // Set for each request before submit; final in spirit (see "Reuse").
   private WeirFilter filter;
@@ -96,7 +101,12 @@ final class Exchange implements AdmissionCallback, AsyncListener {
   static void handle(WeirFilter filter, LoadShedder shedder, HttpServletRequest request,
       HttpServletResponse response, int priority, FilterChain chain)
       throws IOException, ServletException {
-    Exchange[] spare = SPARE.get();
+    WeakReference<Exchange[]> ref = SPARE.get();
+    Exchange[] spare = ref == null ? null : ref.get();
+    if (spare == null) {
+      spare = new Exchange[1];
+      SPARE.set(new WeakReference<>(spare));
+    }
     Exchange e = spare[0];
     spare[0] = null; // in use; a nested request on this thread (none expected) makes its own
     if (e == null) {

@@ -14,8 +14,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.apache.catalina.Context;
@@ -73,6 +78,28 @@ class WarDeploymentIT {
     tomcat.getConnector().setPort(0);
     tomcat.getConnector().setProperty("address", "127.0.0.1");
     Context webapp = tomcat.addWebapp("/app", WEBAPP.toAbsolutePath().toString());
+    // Tomcat's own leak checks, run as the webapp stops: a thread it started still running, a
+    // thread-local whose key or value the webapp's class loader loaded (the JVM must open
+    // java.lang to it: failsafe's argLine).
+    List<String> leaks = new CopyOnWriteArrayList<>();
+    Logger checks = Logger.getLogger("org.apache.catalina.loader.WebappClassLoaderBase");
+    Handler record = new Handler() {
+      @Override
+      public void publish(LogRecord r) {
+        String text = new java.text.MessageFormat(String.valueOf(r.getMessage()))
+            .format(r.getParameters() == null ? new Object[0] : r.getParameters());
+        if (text.contains("dev.weir") || text.contains("weir-timer")) {
+          leaks.add(text);
+        }
+      }
+
+      @Override
+      public void flush() {}
+
+      @Override
+      public void close() {}
+    };
+    checks.addHandler(record);
     tomcat.start();
     try {
       ClassLoader loader = webapp.getLoader().getClassLoader();
@@ -82,10 +109,12 @@ class WarDeploymentIT {
     } finally {
       tomcat.stop();
       tomcat.destroy();
+      checks.removeHandler(record);
       try (Stream<Path> files = Files.walk(base)) {
         files.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
     }
+    assertEquals(List.of(), leaks, "Tomcat's leak checks at the webapp's stop");
     assertNoTimerThreadOutlivesTheWebapp();
   }
 
