@@ -120,6 +120,34 @@ final class ContainerCases {
     }
   }
 
+  /**
+   * The filter destroyed while a request waits (a webapp undeployed under load): the waiter is
+   * answered 503 {@code shutting-down} at once, and the request that holds the permit finishes.
+   */
+  static void aRequestQueuedWhenTheFilterIsDestroyedIsAnswered(Apps apps) throws Exception {
+    WeirFilter filter = limitOfOne(Duration.ofSeconds(20)).build();
+    CountDownLatch release = new CountDownLatch(1);
+    try (App s = apps.start(filter, holding(release))) {
+      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+      LoadShedder route = filter.shedders().get("GET /app");
+      CompletableFuture<HttpResponse<String>> holder = s.get("/app?hold", "1");
+      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
+          () -> "in flight " + route.inflight());
+      CompletableFuture<HttpResponse<String>> waiter = s.get("/app", "1");
+      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
+          () -> "queued " + route.queued());
+      filter.destroy();
+      HttpResponse<String> answered = waiter.get(10, TimeUnit.SECONDS);
+      assertEquals(503, answered.statusCode());
+      assertEquals("shutting-down",
+          answered.headers().firstValue("X-Weir-Outcome").orElse(null));
+      release.countDown();
+      assertEquals(200, holder.get(10, TimeUnit.SECONDS).statusCode());
+      Support.await(() -> route.inflight() == 0, Duration.ofSeconds(5),
+          () -> "in flight " + route.inflight());
+    }
+  }
+
   static void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks(Apps apps)
       throws Exception {
     WeirFilter filter = WeirFilter.builder().boundedResponseTime(true)

@@ -73,6 +73,11 @@ class Ee11HttpTest {
     ContainerCases.aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter(
         (filter, servlet) -> new Ee11Server(filter, 40, servlet));
   }
+  @Test
+  void aRequestQueuedWhenTheFilterIsDestroyedIsAnswered() throws Exception {
+    ContainerCases.aRequestQueuedWhenTheFilterIsDestroyedIsAnswered(
+        (filter, servlet) -> new Ee11Server(filter, 40, servlet));
+  }
 
   @Test
   void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks() throws Exception {

@@ -121,6 +121,11 @@ class TomcatHttpTest {
     ContainerCases.aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter(
         (filter, servlet) -> new Server(filter, 20, servlet));
   }
+  @Test
+  void aRequestQueuedWhenTheFilterIsDestroyedIsAnswered() throws Exception {
+    ContainerCases.aRequestQueuedWhenTheFilterIsDestroyedIsAnswered(
+        (filter, servlet) -> new Server(filter, 20, servlet));
+  }
 
   @Test
   void inBoundedModeTheDeadlineIsAnsweredWhileTheApplicationStillWorks() throws Exception {

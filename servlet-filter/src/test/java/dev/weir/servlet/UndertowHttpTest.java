@@ -87,6 +87,11 @@ class UndertowHttpTest {
     ContainerCases.aQueueTimeoutAndAnEvictionAreAnsweredByTheFilter(
         (filter, servlet) -> new Server(filter, 16, null, servlet));
   }
+  @Test
+  void aRequestQueuedWhenTheFilterIsDestroyedIsAnswered() throws Exception {
+    ContainerCases.aRequestQueuedWhenTheFilterIsDestroyedIsAnswered(
+        (filter, servlet) -> new Server(filter, 16, null, servlet));
+  }
 
   @Test
   void aSynchronousRouteIsCappedAtTheWorkerThreads() throws Exception {
