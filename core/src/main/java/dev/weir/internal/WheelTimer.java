@@ -169,6 +169,9 @@ public final class WheelTimer implements Timer, AutoCloseable {
       laps++;
       long now = clock.nanoTime();
       long target = (now - start) / tickNanos;
+      if (pending == 0 && tick < target) {
+        tick = target; // an empty wheel: the ticks since the last thread ended hold nothing
+      }
       transferIncoming(now, target);
       while (tick <= target) {
         expire(tick, now);
