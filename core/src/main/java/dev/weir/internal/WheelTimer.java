@@ -174,7 +174,7 @@ public final class WheelTimer implements Timer, AutoCloseable {
       }
       transferIncoming(now, target);
       while (tick <= target) {
-        expire(tick, now);
+        expire(tick);
         tick++;
       }
       if (purgeAsked) {
@@ -210,23 +210,7 @@ public final class WheelTimer implements Timer, AutoCloseable {
   /** Unlinks every entry no longer pending from the wheel. */
   private void dropCancelled() {
     for (int slot = 0; slot < wheel.length; slot++) {
-      Entry prev = null;
-      Entry e = wheel[slot];
-      while (e != null) {
-        Entry next = e.next;
-        if (e.state != PENDING) {
-          if (prev == null) {
-            wheel[slot] = next;
-          } else {
-            prev.next = next;
-          }
-          e.next = null;
-          pending--;
-        } else {
-          prev = e;
-        }
-        e = next;
-      }
+      sweep(slot, false);
     }
   }
 
@@ -281,8 +265,15 @@ public final class WheelTimer implements Timer, AutoCloseable {
     return Math.max(tick, nowTick + (fromTickStart + tickNanos - 1) / tickNanos);
   }
 
-  private void expire(long t, long now) {
-    int slot = (int) (t & mask);
+  private void expire(long t) {
+    sweep((int) (t & mask), true);
+  }
+
+  /**
+   * Walks one slot, unlinking every entry no longer pending; if {@code due} (the slot's tick has
+   * come), also runs and unlinks each pending entry of this round, and counts the others' rounds.
+   */
+  private void sweep(int slot, boolean due) {
     Entry prev = null;
     Entry e = wheel[slot];
     while (e != null) {
@@ -290,6 +281,8 @@ public final class WheelTimer implements Timer, AutoCloseable {
       boolean remove;
       if (e.state != PENDING) {
         remove = true;
+      } else if (!due) {
+        remove = false;
       } else if (e.rounds > 0) {
         e.rounds--;
         remove = false;
