@@ -68,18 +68,36 @@ final class ContainerCases {
     });
   }
 
+  /** One request answered, so that the route exists; its shedder. */
+  private static LoadShedder warmed(App s, WeirFilter filter) throws Exception {
+    assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
+    return filter.shedders().get("GET /app");
+  }
+
+  /** A request that holds the route's one permit until the servlet's latch is released. */
+  private static CompletableFuture<HttpResponse<String>> holdThePermit(App s, LoadShedder route) {
+    CompletableFuture<HttpResponse<String>> holder = s.get("/app?hold", "1");
+    Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
+        () -> "in flight " + route.inflight());
+    return holder;
+  }
+
+  /** A request of {@code tier} that waits in the queue behind the held permit. */
+  private static CompletableFuture<HttpResponse<String>> queue(App s, LoadShedder route,
+      String tier) {
+    CompletableFuture<HttpResponse<String>> waiter = s.get("/app", tier);
+    Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
+        () -> "queued " + route.queued());
+    return waiter;
+  }
+
   static void aWaitingRequestIsDispatchedBackWhenAPermitFrees(Apps apps) throws Exception {
     WeirFilter filter = limitOfOne(Duration.ofSeconds(20)).build();
     CountDownLatch release = new CountDownLatch(1);
     try (App s = apps.start(filter, holding(release))) {
-      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> first = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
-      CompletableFuture<HttpResponse<String>> second = s.get("/app", "2:7");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
+      LoadShedder route = warmed(s, filter);
+      CompletableFuture<HttpResponse<String>> first = holdThePermit(s, route);
+      CompletableFuture<HttpResponse<String>> second = queue(s, route, "2:7");
       release.countDown();
       assertEquals(200, first.get(10, TimeUnit.SECONDS).statusCode());
       HttpResponse<String> b = second.get(10, TimeUnit.SECONDS);
@@ -96,19 +114,14 @@ final class ContainerCases {
     WeirFilter filter = limitOfOne(Duration.ofMillis(300)).build();
     CountDownLatch release = new CountDownLatch(1);
     try (App s = apps.start(filter, holding(release))) {
-      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> holder = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
+      LoadShedder route = warmed(s, filter);
+      CompletableFuture<HttpResponse<String>> holder = holdThePermit(s, route);
 
       HttpResponse<String> late = s.get("/app", "1").get(10, TimeUnit.SECONDS);
       assertEquals(503, late.statusCode());
       assertEquals("queue-timeout", late.headers().firstValue("X-Weir-Outcome").orElse(null));
 
-      CompletableFuture<HttpResponse<String>> batch = s.get("/app", "5");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
+      CompletableFuture<HttpResponse<String>> batch = queue(s, route, "5");
       CompletableFuture<HttpResponse<String>> important = s.get("/app", "0");
       HttpResponse<String> evicted = batch.get(10, TimeUnit.SECONDS);
       assertTrue(evicted.statusCode() == 503 || evicted.statusCode() == 429,
@@ -128,14 +141,9 @@ final class ContainerCases {
     WeirFilter filter = limitOfOne(Duration.ofSeconds(20)).build();
     CountDownLatch release = new CountDownLatch(1);
     try (App s = apps.start(filter, holding(release))) {
-      assertEquals(200, s.get("/app", "1").get(10, TimeUnit.SECONDS).statusCode());
-      LoadShedder route = filter.shedders().get("GET /app");
-      CompletableFuture<HttpResponse<String>> holder = s.get("/app?hold", "1");
-      Support.await(() -> route.inflight() == 1, Duration.ofSeconds(10),
-          () -> "in flight " + route.inflight());
-      CompletableFuture<HttpResponse<String>> waiter = s.get("/app", "1");
-      Support.await(() -> route.queued() == 1, Duration.ofSeconds(10),
-          () -> "queued " + route.queued());
+      LoadShedder route = warmed(s, filter);
+      CompletableFuture<HttpResponse<String>> holder = holdThePermit(s, route);
+      CompletableFuture<HttpResponse<String>> waiter = queue(s, route, "1");
       filter.destroy();
       HttpResponse<String> answered = waiter.get(10, TimeUnit.SECONDS);
       assertEquals(503, answered.statusCode());
