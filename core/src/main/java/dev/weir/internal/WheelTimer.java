@@ -124,7 +124,12 @@ public final class WheelTimer implements Timer, AutoCloseable {
     // Not the starter's (a webapp's, say), which the thread would otherwise keep alive.
     t.setContextClassLoader(WheelTimer.class.getClassLoader());
     thread = t;
-    t.start();
+    try {
+      t.start();
+    } catch (Throwable e) { // no thread to be had (OutOfMemoryError): let a later schedule retry
+      running.set(false);
+      throw e;
+    }
   }
 
   /**
