@@ -55,6 +55,20 @@ public final class ServerThreads {
   }
 
   /**
+   * Called when the server's call that handed an admitted request of {@code route} to the
+   * application returned: {@link #ranOnServerThread} if the request had completed by then (it
+   * held the thread throughout), else {@link #ranAsynchronously}. The adapters' one entry point.
+   */
+  public <R> void returned(LoadShedder route, R request, boolean completed,
+      ToIntFunction<? super R> poolThreads) {
+    if (completed) {
+      ranOnServerThread(route, request, poolThreads);
+    } else {
+      ranAsynchronously(route);
+    }
+  }
+
+  /**
    * Called after an admitted request of {@code route} ran on a server thread from start to
    * finish: caps the route by the budget of {@link #admittable} of the pool's threads, which
    * {@code poolThreads} reads from the request the first time (0 or less, or an exception, for a

@@ -215,11 +215,7 @@ public final class WeirHandler extends Handler.Wrapper {
    * and is not capped.
    */
   void handleReturned(LoadShedder route, Request request, boolean completed) {
-    if (completed) {
-      serverThreads.ranOnServerThread(route, request, WeirHandler::poolThreads);
-    } else {
-      serverThreads.ranAsynchronously(route);
-    }
+    serverThreads.returned(route, request, completed, WeirHandler::poolThreads);
   }
 
   /**

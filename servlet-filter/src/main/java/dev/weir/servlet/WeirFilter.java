@@ -260,11 +260,7 @@ public final class WeirFilter implements Filter {
    * Builder#containerThreads}), or virtual threads run the requests, nothing is capped.
    */
   void dispatchReturned(LoadShedder route, HttpServletRequest request, boolean asyncStarted) {
-    if (asyncStarted) {
-      serverThreads.ranAsynchronously(route);
-    } else {
-      serverThreads.ranOnServerThread(route, request, poolThreads);
-    }
+    serverThreads.returned(route, request, !asyncStarted, poolThreads);
   }
 
   /**
