@@ -18,7 +18,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Service times are lognormal with the given mean (a realistic right-skewed shape), drawn from
  * a seeded {@link Random}; the sequence is shared by all threads, so a run is reproducible in
- * distribution, not in order. Thread-safe.
+ * distribution, not in order. {@link #slowDown} makes every call slower from then on, as a
+ * degrading dependency does. Thread-safe.
  */
 public final class Downstream {
   /** Spread of the lognormal service time: about 90% of calls fall in 0.45..2 times the mean. */
@@ -28,6 +29,8 @@ public final class Downstream {
   private final long meanServiceNanos;
   private final Semaphore pool;
   private final Random random;
+  /** Every service time is multiplied by this: 1 at full speed. */
+  private volatile double slowdown = 1;
 
   /**
    * @param connections the pool size, at least 1
@@ -65,7 +68,20 @@ public final class Downstream {
     }
   }
 
-  /** The capacity in calls per second: connections over the mean service time. */
+  /**
+   * Makes every call that starts from now on {@code factor} times as slow as at full speed (so the
+   * capacity is divided by it); 1 restores full speed.
+   *
+   * @throws IllegalArgumentException if {@code factor} is not positive and finite
+   */
+  public void slowDown(double factor) {
+    if (!(factor > 0 && factor < Double.POSITIVE_INFINITY)) {
+      throw new IllegalArgumentException("factor must be positive and finite, was " + factor);
+    }
+    slowdown = factor;
+  }
+
+  /** The capacity in calls per second at full speed: connections over the mean service time. */
   public double capacityPerSecond() {
     return connections * 1e9 / meanServiceNanos;
   }
@@ -93,6 +109,7 @@ public final class Downstream {
   private long nextServiceNanos() {
     // exp(sigma Z - sigma^2 / 2) has mean 1, so the lognormal keeps the configured mean.
     double g = random.nextGaussian(); // Random is thread-safe
-    return Math.max(1, Math.round(meanServiceNanos * Math.exp(SIGMA * g - SIGMA * SIGMA / 2)));
+    return Math.max(1,
+        Math.round(slowdown * meanServiceNanos * Math.exp(SIGMA * g - SIGMA * SIGMA / 2)));
   }
 }

@@ -8,8 +8,10 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
+import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -46,6 +48,11 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * waits for the measured requests to end (at most the timeout, plus a margin) and returns a
  * {@link LoadReport}. Runs are bounded in time and clean up their client. Instances are immutable;
  * each run has its own HTTP client and threads.
+ *
+ * <p>For a run that changes partway, the rate can step at given moments of the measured window
+ * ({@link Builder#rateFrom}), an action can run at a given moment ({@link Builder#at}), such as
+ * slowing a dependency down, and the report can be cut into slices of the window by scheduled
+ * send time ({@link Builder#slices}), to show how the server met the change and how it recovered.
  */
 public final class LoadGenerator {
   private static final int SENDERS = 4;
@@ -62,6 +69,11 @@ public final class LoadGenerator {
   private final int users;
   private final String tierHeader;
   private final String userHeader; // null: not sent
+  /** The rate from each moment of the measured window on, in nanoseconds after it opens. */
+  private final TreeMap<Long, Double> rateChanges;
+  /** Actions to run at moments of the measured window, in nanoseconds after it opens. */
+  private final TreeMap<Long, List<Runnable>> actions;
+  private final long sliceNanos; // 0: no slices
   private final Cohorts cohorts = Cohorts.rotating();
 
   private LoadGenerator(Builder b) {
@@ -77,6 +89,10 @@ public final class LoadGenerator {
     this.users = b.users;
     this.tierHeader = b.tierHeader;
     this.userHeader = b.userHeader;
+    this.rateChanges = new TreeMap<>(b.rateChanges);
+    this.actions = new TreeMap<>();
+    b.actions.forEach((at, list) -> actions.put(at, List.copyOf(list)));
+    this.sliceNanos = b.slice == null ? 0 : b.slice.toNanos();
   }
 
   /** A builder for a generator that sends {@code GET target}. */
@@ -130,12 +146,20 @@ public final class LoadGenerator {
       byTier[tier] = new Recorder(tier);
       recorders.add(byTier[tier]);
     }
+    int sliceCount = sliceNanos == 0 ? 0 : (int) ((durationNanos + sliceNanos - 1) / sliceNanos);
+    Recorder[][] slices = new Recorder[sliceCount][Priority.TIERS];
+    for (Recorder[] slice : slices) {
+      for (int tier : mix.tiers()) {
+        slice[tier] = new Recorder(tier);
+      }
+    }
+    var pending = new ArrayList<>(actions.entrySet());
+    int nextAction = 0;
     // Counts measured requests not yet ended, plus one for the scheduler until it finishes.
     AtomicLong outstanding = new AtomicLong(1);
     CompletableFuture<Void> drained = new CompletableFuture<>();
     LongAccumulator maxLag = new LongAccumulator(Math::max, 0);
     long timeoutMillis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(timeoutNanos));
-    double gapNanos = 1e9 / rate;
     // The scheduler only keeps time; sending (which opens a connection when none is idle, as
     // after every client timeout) happens on these threads, so one slow send delays no other.
     ExecutorService senders = Executors.newFixedThreadPool(SENDERS, r -> {
@@ -150,8 +174,17 @@ public final class LoadGenerator {
       double offset = 0; // a double, so that a fixed rate of 3 per ms does not drift
       long sequence = 0;
       while (true) {
+        // A gap is drawn at the rate in force where it starts.
+        double gapNanos = 1e9 / rateAt((long) offset - warmupNanos);
         offset += poisson ? -Math.log(1 - random.nextDouble()) * gapNanos : gapNanos;
         long due = origin + (long) offset;
+        for (; nextAction < pending.size()
+            && measureFrom + pending.get(nextAction).getKey() - Math.min(due, end) <= 0;
+            nextAction++) {
+          long at = measureFrom + pending.get(nextAction).getKey();
+          parkUntil(at);
+          pending.get(nextAction).getValue().forEach(senders::execute);
+        }
         if (due - end >= 0) {
           break;
         }
@@ -160,17 +193,17 @@ public final class LoadGenerator {
         URI to = other != null && (++sequence & 1) == 0 ? other : target;
         boolean measured = due - measureFrom >= 0;
         Recorder recorder = byTier[tier];
+        Recorder sliceRecorder = measured && sliceCount > 0
+            ? slices[(int) Math.min(sliceCount - 1, (due - measureFrom) / sliceNanos)][tier]
+            : null;
         if (measured) {
           recorder.sent.incrementAndGet();
           outstanding.incrementAndGet();
-        }
-        long now;
-        while ((now = System.nanoTime()) - due < 0) {
-          LockSupport.parkNanos(due - now);
-          if (Thread.interrupted()) {
-            throw new InterruptedException();
+          if (sliceRecorder != null) {
+            sliceRecorder.sent.incrementAndGet();
           }
         }
+        parkUntil(due);
         senders.execute(() -> {
           maxLag.accumulate(System.nanoTime() - due);
           var request = client.newRequest(to)
@@ -185,8 +218,9 @@ public final class LoadGenerator {
             // Warm-up: not counted, except as work done in the window if it ends there.
             request.send(result -> {
               long ended = System.nanoTime();
-              recorder.countIfEndedIn(Recorder.statusOf(result, ended - due, timeoutNanos), ended,
-                  measureFrom, end);
+              Status status = Recorder.statusOf(result, ended - due, timeoutNanos);
+              recorder.countIfEndedIn(status, ended, measureFrom, end);
+              countInSlice(slices, tier, status, ended, measureFrom);
             });
             return;
           }
@@ -194,6 +228,10 @@ public final class LoadGenerator {
             long ended = System.nanoTime();
             Status status = recorder.record(result, ended - due, timeoutNanos);
             recorder.countIfEndedIn(status, ended, measureFrom, end);
+            if (sliceRecorder != null) {
+              sliceRecorder.record(result, ended - due, timeoutNanos);
+            }
+            countInSlice(slices, tier, status, ended, measureFrom);
             if (outstanding.decrementAndGet() == 0) {
               drained.complete(null);
             }
@@ -219,7 +257,45 @@ public final class LoadGenerator {
     for (Recorder r : recorders) {
       stats.add(r.stats(seconds));
     }
-    return new LoadReport(seconds, stats, maxLag.get());
+    List<LoadReport> sliceReports = new ArrayList<>();
+    for (int i = 0; i < sliceCount; i++) {
+      // The last slice may be shorter than the others.
+      double length = Math.min(sliceNanos, durationNanos - (long) i * sliceNanos) / 1e9;
+      List<TierStats> sliceStats = new ArrayList<>();
+      for (int tier : mix.tiers()) {
+        sliceStats.add(slices[i][tier].stats(length));
+      }
+      sliceReports.add(new LoadReport(length, sliceStats, maxLag.get(), List.of()));
+    }
+    return new LoadReport(seconds, stats, maxLag.get(), sliceReports);
+  }
+
+  /** The rate at {@code sinceMeasured} nanoseconds after the measured window opens. */
+  private double rateAt(long sinceMeasured) {
+    Map.Entry<Long, Double> change = rateChanges.floorEntry(sinceMeasured);
+    return change == null ? rate : change.getValue();
+  }
+
+  private static void parkUntil(long due) throws InterruptedException {
+    long now;
+    while ((now = System.nanoTime()) - due < 0) {
+      LockSupport.parkNanos(due - now);
+      if (Thread.interrupted()) {
+        throw new InterruptedException();
+      }
+    }
+  }
+
+  /** Counts a success in the slice it ended in, whenever it was sent; none without slices. */
+  private void countInSlice(Recorder[][] slices, int tier, Status status, long ended,
+      long measureFrom) {
+    if (slices.length == 0 || status != Status.OK || ended - measureFrom < 0) {
+      return;
+    }
+    long index = (ended - measureFrom) / sliceNanos;
+    if (index < slices.length) {
+      slices[(int) index][tier].endedOk.incrementAndGet();
+    }
   }
 
   /** The outcomes of one tier's measured requests. Thread-safe. */
@@ -309,6 +385,9 @@ public final class LoadGenerator {
     private int users = 1000;
     private String tierHeader = "X-Weir-Tier";
     private String userHeader;
+    private final TreeMap<Long, Double> rateChanges = new TreeMap<>();
+    private final TreeMap<Long, List<Runnable>> actions = new TreeMap<>();
+    private Duration slice;
 
     private Builder(URI target) {
       this.target = Objects.requireNonNull(target, "target");
@@ -336,6 +415,47 @@ public final class LoadGenerator {
             + perSecond);
       }
       this.rate = perSecond;
+      return this;
+    }
+
+    /**
+     * From {@code at} after the measured window opens, {@code perSecond} requests a second
+     * instead of the rate in force before; default: no change. A Poisson gap is drawn at the rate
+     * where it starts, so a step takes effect within one gap. {@code at} must fall inside the
+     * measured window, which {@link #build()} checks.
+     */
+    public Builder rateFrom(Duration at, double perSecond) {
+      if (at.isNegative()) {
+        throw new IllegalArgumentException("rateFrom's at must not be negative, was " + at);
+      }
+      if (!(perSecond > 0 && perSecond <= 1_000_000)) {
+        throw new IllegalArgumentException("rateFrom's rate must be in (0, 1000000] per second,"
+            + " was " + perSecond);
+      }
+      rateChanges.put(at.toNanos(), perSecond);
+      return this;
+    }
+
+    /**
+     * Runs {@code action} once, at {@code at} after the measured window opens, on one of the
+     * threads that send: to change the service under load at a known moment. The action must be
+     * quick. {@code at} must fall inside the measured window, which {@link #build()} checks.
+     */
+    public Builder at(Duration at, Runnable action) {
+      if (at.isNegative()) {
+        throw new IllegalArgumentException("at must not be negative, was " + at);
+      }
+      Objects.requireNonNull(action, "action");
+      actions.computeIfAbsent(at.toNanos(), k -> new ArrayList<>()).add(action);
+      return this;
+    }
+
+    /**
+     * Also reports the measured window cut into slices of this length, by the time each request
+     * was scheduled ({@link LoadReport#slices()}); default none.
+     */
+    public Builder slices(Duration slice) {
+      this.slice = positive("slices", slice);
       return this;
     }
 
@@ -405,7 +525,19 @@ public final class LoadGenerator {
       return this;
     }
 
+    /**
+     * Builds the generator.
+     *
+     * @throws IllegalArgumentException if a rate change or an action falls outside the measured
+     *     window
+     */
     public LoadGenerator build() {
+      long last = Math.max(rateChanges.isEmpty() ? -1 : rateChanges.lastKey(),
+          actions.isEmpty() ? -1 : actions.lastKey());
+      if (last >= duration.toNanos()) {
+        throw new IllegalArgumentException("a rate change or an action at "
+            + Duration.ofNanos(last) + " falls outside the measured window of " + duration);
+      }
       return new LoadGenerator(this);
     }
 

@@ -12,8 +12,14 @@ public final class LoadReport {
   private final Map<Integer, TierStats> byTier;
   private final TierStats total;
   private final long maxSendLagNanos;
+  private final List<LoadReport> slices;
 
   LoadReport(double seconds, List<TierStats> tiers, long maxSendLagNanos) {
+    this(seconds, tiers, maxSendLagNanos, List.of());
+  }
+
+  LoadReport(double seconds, List<TierStats> tiers, long maxSendLagNanos,
+      List<LoadReport> slices) {
     this.seconds = seconds;
     Map<Integer, TierStats> map = new TreeMap<>();
     for (TierStats t : tiers) {
@@ -22,6 +28,15 @@ public final class LoadReport {
     this.byTier = Collections.unmodifiableMap(map);
     this.total = TierStats.merge(new ArrayList<>(map.values()), seconds);
     this.maxSendLagNanos = maxSendLagNanos;
+    this.slices = List.copyOf(slices);
+  }
+
+  /**
+   * The measured window cut into slices of the length the generator was given, in order, each by
+   * the requests scheduled in it (successes ended in it, for its goodput); empty unless asked.
+   */
+  public List<LoadReport> slices() {
+    return slices;
   }
 
   /** The length of the measured window in seconds. */

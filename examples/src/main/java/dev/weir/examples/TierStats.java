@@ -53,8 +53,11 @@ public final class TierStats {
     this.endedOk = endedOk;
   }
 
-  /** Sums several tiers' stats of the same window into one, with tier {@link #ALL}. */
-  static TierStats merge(List<TierStats> parts, double seconds) {
+  /**
+   * Sums several stats into one, with tier {@link #ALL}: several tiers of the same window, or the
+   * same tier over consecutive windows {@code seconds} long together.
+   */
+  public static TierStats merge(List<TierStats> parts, double seconds) {
     long[] counts = new long[Status.values().length];
     int latencies = 0;
     long endedOk = 0;

@@ -140,6 +140,69 @@ class LoadGeneratorTest {
     }
   }
 
+  @Test
+  void aRunThatChangesPartwayIsReportedSliceBySlice() throws Exception {
+    // 100 a second for the first half of a 1-s window, 300 a second for the second; at its middle
+    // an action turns the server from answering 200 to answering 503. Cut into quarters, the
+    // report shows both changes where they happened.
+    java.util.concurrent.atomic.AtomicBoolean failing = new java.util.concurrent.atomic.AtomicBoolean();
+    Server server = start(new Handler.Abstract() {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback) {
+        response.setStatus(failing.get() ? 503 : 200);
+        callback.succeeded();
+        return true;
+      }
+    });
+    try {
+      LoadReport r = LoadGenerator.builder(URI.create(base(server) + "/"))
+          .rate(100)
+          .rateFrom(Duration.ofMillis(500), 300)
+          .at(Duration.ofMillis(500), () -> failing.set(true))
+          .slices(Duration.ofMillis(250))
+          .poisson(false)
+          .warmup(Duration.ZERO)
+          .duration(Duration.ofSeconds(1))
+          .build()
+          .run();
+      List<LoadReport> slices = r.slices();
+      assertEquals(4, slices.size());
+      long[] sent = slices.stream().mapToLong(s -> s.total().sent()).toArray();
+      assertTrue(sent[0] >= 24 && sent[0] <= 26 && sent[1] >= 24 && sent[1] <= 26,
+          () -> java.util.Arrays.toString(sent));
+      assertTrue(sent[2] >= 73 && sent[2] <= 77 && sent[3] >= 73 && sent[3] <= 77,
+          () -> java.util.Arrays.toString(sent));
+      assertEquals(r.total().sent(), java.util.Arrays.stream(sent).sum(), "every request in a slice");
+      for (int i = 0; i < 4; i++) {
+        TierStats all = slices.get(i).total();
+        Status expected = i < 2 ? Status.OK : Status.UNAVAILABLE;
+        // The request scheduled at the very moment of the switch may go either way.
+        assertTrue(all.count(expected) >= all.sent() - 1,
+            "slice " + i + ": " + all.count(expected) + " of " + all.sent() + " " + expected);
+        assertEquals(0.25, slices.get(i).seconds(), 1e-9);
+      }
+      assertEquals(slices.get(0).total().endedOk(), slices.get(0).total().count(Status.OK), 1,
+          "an instant answer ends in the slice it was sent in");
+    } finally {
+      server.stop();
+    }
+  }
+
+  @Test
+  void aChangeOutsideTheMeasuredWindowIsRefusedWhenBuilt() {
+    URI uri = URI.create("http://127.0.0.1:1/");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> LoadGenerator.builder(uri).duration(Duration.ofSeconds(1))
+            .rateFrom(Duration.ofSeconds(1), 10).build());
+    assertTrue(e.getMessage().contains("outside the measured window"), e.getMessage());
+    assertThrows(IllegalArgumentException.class,
+        () -> LoadGenerator.builder(uri).at(Duration.ofMillis(-1), () -> { }));
+    assertThrows(IllegalArgumentException.class,
+        () -> LoadGenerator.builder(uri).rateFrom(Duration.ZERO, 0));
+    assertThrows(IllegalArgumentException.class,
+        () -> LoadGenerator.builder(uri).slices(Duration.ZERO));
+  }
+
   /** A started Jetty on 127.0.0.1, an ephemeral port, with {@code handler}. */
   private static Server start(Handler handler) throws Exception {
     Server server = new Server();

@@ -25,4 +25,23 @@ public final class TestReports {
     }
     return new LoadReport(seconds, tiers, 0);
   }
+
+  /**
+   * A one-second report of tiers 1 and 5: each tier's successes (all ended in the second, tier 1's
+   * at {@code tier1Millis} each, tier 5's at 10 ms) and its requests that timed out.
+   */
+  public static LoadReport second(long tier1Ok, long tier1TimedOut, double tier1Millis,
+      long tier5Ok, long tier5TimedOut) {
+    List<TierStats> tiers = new ArrayList<>();
+    long[][] okAndFailed = {{1, tier1Ok, tier1TimedOut}, {5, tier5Ok, tier5TimedOut}};
+    for (long[] t : okAndFailed) {
+      long[] counts = new long[Status.values().length];
+      counts[Status.OK.ordinal()] = t[1];
+      counts[Status.TIMEOUT.ordinal()] = t[2];
+      long[] latencies = new long[(int) t[1]];
+      java.util.Arrays.fill(latencies, t[0] == 1 ? (long) (tier1Millis * 1e6) : 10_000_000L);
+      tiers.add(new TierStats((int) t[0], 1, counts, latencies));
+    }
+    return new LoadReport(1, tiers, 0);
+  }
 }
