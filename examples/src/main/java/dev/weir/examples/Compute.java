@@ -8,7 +8,8 @@ package dev.weir.examples;
  * {@code rounds} and the same for every call, with no sleep, lock or pool in it. Unlike {@link
  * Downstream}, its capacity is set by the cores, shared with everything else the server does.
  *
- * <p>Immutable and thread-safe; {@link #run} allocates nothing.
+ * <p>{@link #slowDown} makes every call from then on costlier, as a CPU-bound path that degrades
+ * (a bigger input, a cold cache). Thread-safe; {@link #run} allocates nothing.
  */
 public final class Compute {
   /**
@@ -20,6 +21,8 @@ public final class Compute {
   private static final long MULTIPLIER = 0xff51afd7ed558ccdL;
 
   private final int rounds;
+  /** The rounds a call runs now: {@link #rounds} at full speed. */
+  private volatile int current;
 
   /**
    * @param rounds hash rounds per call, at least 1
@@ -30,9 +33,23 @@ public final class Compute {
       throw new IllegalArgumentException("rounds must be at least 1, was " + rounds);
     }
     this.rounds = rounds;
+    this.current = rounds;
   }
 
-  /** Hash rounds per call. */
+  /**
+   * Makes every call that starts from now on {@code factor} times as costly as at full speed (at
+   * least one round); 1 restores full speed.
+   *
+   * @throws IllegalArgumentException if {@code factor} is not positive and finite
+   */
+  public void slowDown(double factor) {
+    if (!(factor > 0 && factor < Double.POSITIVE_INFINITY)) {
+      throw new IllegalArgumentException("factor must be positive and finite, was " + factor);
+    }
+    current = (int) Math.max(1, Math.min(Integer.MAX_VALUE, Math.round(rounds * factor)));
+  }
+
+  /** Hash rounds per call at full speed. */
   public int rounds() {
     return rounds;
   }
@@ -40,7 +57,8 @@ public final class Compute {
   /** Runs the rounds from {@code seed} and returns the hash, which the caller must use. */
   public long run(long seed) {
     long h = seed;
-    for (int i = 0; i < rounds; i++) {
+    int n = current;
+    for (int i = 0; i < n; i++) {
       h ^= h >>> 33;
       h *= MULTIPLIER;
       h += i;

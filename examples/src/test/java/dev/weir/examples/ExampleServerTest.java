@@ -119,6 +119,21 @@ class ExampleServerTest {
   }
 
   @Test
+  void computeSlowedDownRunsThatManyTimesTheRounds() {
+    Compute compute = new Compute(1000);
+    compute.slowDown(3);
+    assertEquals(new Compute(3000).run(7), compute.run(7), "three times the rounds");
+    assertEquals(1000, compute.rounds(), "rounds() stays the full-speed cost");
+    compute.slowDown(1);
+    assertEquals(new Compute(1000).run(7), compute.run(7), "back to full speed");
+    compute.slowDown(1e-9);
+    assertEquals(new Compute(1).run(7), compute.run(7), "at least one round");
+    for (double bad : new double[] {0, -1, Double.NaN, Double.POSITIVE_INFINITY}) {
+      assertThrows(IllegalArgumentException.class, () -> compute.slowDown(bad), "" + bad);
+    }
+  }
+
+  @Test
   void downstreamHoldsAtMostItsConnections() throws Exception {
     // 2 connections, 10 ms mean: 40 calls from 8 threads need about 40 x 10 / 2 = 200 ms.
     Downstream downstream = new Downstream(2, Duration.ofMillis(10), 5);
@@ -152,5 +167,9 @@ class ExampleServerTest {
   void downstreamRejectsNonsense() {
     assertThrows(IllegalArgumentException.class, () -> new Downstream(0, Duration.ofMillis(1), 1));
     assertThrows(IllegalArgumentException.class, () -> new Downstream(1, Duration.ZERO, 1));
+    Downstream downstream = new Downstream(1, Duration.ofMillis(1), 1);
+    for (double bad : new double[] {0, -1, Double.NaN, Double.POSITIVE_INFINITY}) {
+      assertThrows(IllegalArgumentException.class, () -> downstream.slowDown(bad), "" + bad);
+    }
   }
 }

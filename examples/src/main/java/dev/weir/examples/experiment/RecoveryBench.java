@@ -18,15 +18,15 @@ import java.util.Map;
 
 /**
  * An overload that comes and goes, second by second: {@code GET /work} (a pool of 8 downstream
- * connections, 20 ms each: 400 req/s) at half its capacity, then for a while either a burst of
- * three times its capacity or a downstream three times slower (the same load, now 1.5 times what
- * it can serve), then half its capacity again; 50% tier 1, 50% tier 5, 1 s client timeout, open
- * loop, a fresh server a guard. Each second of the measured window shows what each guard served,
- * and the summary how long after the overload ended the service was whole again: every tier
- * served (at least {@value #WHOLE} of its requests succeed) and tier 1's median latency within
- * twice its median before the overload, in that second and every later one. The median, not the
- * P99: a second holds about a hundred of tier 1's answers, whose P99 is nearly their maximum and
- * jumps with one slow call.
+ * connections, 20 ms each: 400 req/s), or {@code GET /compute} (CPU work on the server's cores),
+ * at half its capacity, then for a while either a burst of three times its capacity or work three
+ * times slower (the same load, now 1.5 times what it can serve), then half its capacity again;
+ * 50% tier 1, 50% tier 5, 1 s client timeout, open loop, a fresh server a guard. Each second of
+ * the measured window shows what each guard served, and the summary how long after the overload
+ * ended the service was whole again: every tier served (at least {@value #WHOLE} of its requests
+ * succeed) and tier 1's median latency within twice its median before the overload, in that second
+ * and every later one. The median, not the P99: a second holds about a hundred of tier 1's
+ * answers, whose P99 is nearly their maximum and jumps with one slow call.
  *
  * <p>The overload experiment measures steady overload; this bench measures the mission's other
  * half, meeting an overload as it starts and recovering the moment it ends. Runs alternate between
@@ -40,12 +40,17 @@ public final class RecoveryBench {
   /** /work's downstream: the overload experiment's. */
   static final int CONNECTIONS = 8;
   static final Duration SERVICE_TIME = Duration.ofMillis(20);
+  /** Seconds of /compute's capacity probe: the overload experiment's. */
+  static final int PROBE_SECONDS = 40;
 
   static final String USAGE = String.join("\n",
       "Usage: bin/demo recovery [options]",
       "  --guards a,b,...  guards (default none,jetty-qos,netflix-gradient2,weir)",
-      "  --events e,e      burst: the load rises to --burst; slowdown: the downstream gets",
-      "                    --slowdown times slower (default burst,slowdown)",
+      "  --endpoint E      work (a downstream pool) or compute (CPU-bound; default work)",
+      "  --compute-capacity N  /compute's capacity in req/s (default: measured closed-loop, no",
+      "                    guard, for " + PROBE_SECONDS + " s)",
+      "  --events e,e      burst: the load rises to --burst; slowdown: the downstream (or the",
+      "                    CPU work) gets --slowdown times slower (default burst,slowdown)",
       "  --load X          the load before and after, a multiple of /work's capacity (default 0.5)",
       "  --burst X         the load during a burst (default 3)",
       "  --slowdown X      how many times slower the downstream gets (default 3)",
@@ -58,8 +63,9 @@ public final class RecoveryBench {
       "  --help            this text",
       "Guards: " + String.join(", ", Settings.names()));
 
-  private static final List<String> OPTIONS = List.of("guards", "events", "load", "burst",
-      "slowdown", "warmup", "before", "during", "after", "runs", "seed", "help");
+  private static final List<String> OPTIONS = List.of("endpoint", "compute-capacity", "guards",
+      "events", "load", "burst", "slowdown", "warmup", "before", "during", "after", "runs", "seed",
+      "help");
 
   private RecoveryBench() {}
 
@@ -78,11 +84,23 @@ public final class RecoveryBench {
     }
   }
 
-  /** The bench's settings; see {@link #USAGE}. */
-  record Plan(List<String> guards, List<Event> events, double load, double burst,
-      double slowdown, int warmup, int before, int during, int after, int runs, long seed) {
-    double capacity() {
-      return CONNECTIONS * 1e9 / SERVICE_TIME.toNanos();
+  /**
+   * The bench's settings; see {@link #USAGE}. {@code capacity} is the endpoint's in req/s, 0 for
+   * /compute's to be measured.
+   */
+  record Plan(Endpoint endpoint, double capacity, List<String> guards, List<Event> events,
+      double load, double burst, double slowdown, int warmup, int before, int during, int after,
+      int runs, long seed) {
+    /** A plan for {@code GET /work}, whose capacity is its downstream's. */
+    static Plan work(List<String> guards, List<Event> events, double load, double burst,
+        double slowdown, int warmup, int before, int during, int after, int runs, long seed) {
+      return new Plan(Endpoint.WORK, CONNECTIONS * 1e9 / SERVICE_TIME.toNanos(), guards, events,
+          load, burst, slowdown, warmup, before, during, after, runs, seed);
+    }
+
+    Plan withCapacity(double c) {
+      return new Plan(endpoint, c, guards, events, load, burst, slowdown, warmup, before, during,
+          after, runs, seed);
     }
 
     int seconds() {
@@ -93,38 +111,61 @@ public final class RecoveryBench {
   public static void main(String[] args) throws Exception {
     Plan plan;
     try {
-      Args a = Args.parse(args, OPTIONS.toArray(new String[0]));
-      if (a.flag("help")) {
-        System.out.println(USAGE);
-        return;
-      }
-      List<Event> events = new ArrayList<>();
-      for (String e : a.string("events", "burst,slowdown").split(",", -1)) {
-        Event event = Event.parse(e.trim());
-        if (!events.contains(event)) {
-          events.add(event);
-        }
-      }
-      plan = new Plan(
-          Args.parseNames("--guards", a.string("guards", "none,jetty-qos,netflix-gradient2,weir"),
-              Settings.names()),
-          events,
-          a.doubleValue("load", 0.5, 0.05, 0.9),
-          a.doubleValue("burst", 3, 1, 20),
-          a.doubleValue("slowdown", 3, 1, 20),
-          a.intValue("warmup", 10, 0, 600),
-          a.intValue("before", 5, 1, 600),
-          a.intValue("during", 10, 1, 600),
-          a.intValue("after", 15, 1, 600),
-          a.intValue("runs", 1, 1, 100),
-          a.longValue("seed", 42));
+      plan = parse(args);
     } catch (IllegalArgumentException e) {
       System.err.println("recovery: " + e.getMessage());
       System.err.println(USAGE);
       System.exit(2);
       return;
     }
+    if (plan == null) {
+      System.out.println(USAGE);
+      return;
+    }
     run(plan, System.out);
+  }
+
+  /**
+   * The plan the options ask for, or null for {@code --help}.
+   *
+   * @throws IllegalArgumentException naming the option, if one is unknown or out of range
+   */
+  static Plan parse(String[] args) {
+    Args a = Args.parse(args, OPTIONS.toArray(new String[0]));
+    if (a.flag("help")) {
+      return null;
+    }
+    List<Event> events = new ArrayList<>();
+    for (String e : a.string("events", "burst,slowdown").split(",", -1)) {
+      Event event = Event.parse(e.trim());
+      if (!events.contains(event)) {
+        events.add(event);
+      }
+    }
+    String endpoint = a.string("endpoint", "work");
+    if (!endpoint.equals("work") && !endpoint.equals("compute")) {
+      throw new IllegalArgumentException("--endpoint: unknown endpoint '" + endpoint
+          + "'; endpoints are work, compute");
+    }
+    boolean compute = endpoint.equals("compute");
+    double capacity = a.doubleValue("compute-capacity", 0, 0, 1_000_000);
+    if (capacity > 0 && !compute) {
+      throw new IllegalArgumentException("--compute-capacity: only with --endpoint compute");
+    }
+    return new Plan(compute ? Endpoint.COMPUTE : Endpoint.WORK,
+        compute ? capacity : CONNECTIONS * 1e9 / SERVICE_TIME.toNanos(),
+        Args.parseNames("--guards", a.string("guards", "none,jetty-qos,netflix-gradient2,weir"),
+            Settings.names()),
+        events,
+        a.doubleValue("load", 0.5, 0.05, 0.9),
+        a.doubleValue("burst", 3, 1, 20),
+        a.doubleValue("slowdown", 3, 1, 20),
+        a.intValue("warmup", 10, 0, 600),
+        a.intValue("before", 5, 1, 600),
+        a.intValue("during", 10, 1, 600),
+        a.intValue("after", 15, 1, 600),
+        a.intValue("runs", 1, 1, 100),
+        a.longValue("seed", 42));
   }
 
   /** One guard's run of one event: each second's report, and the summary over them. */
@@ -139,12 +180,27 @@ public final class RecoveryBench {
       double p99During, double goodputAfter, int recoveredAfter, long failedAfterRecovery) {}
 
   static void run(Plan plan, PrintStream out) throws Exception {
-    out.printf(Locale.ROOT, "GET /work: %d connections x %d ms = %.0f req/s; load %.2fx, a burst"
-        + " of %.1fx or a downstream %.1f times slower for %d s; 1-s rows; %s%n", CONNECTIONS,
-        SERVICE_TIME.toMillis(), plan.capacity(), plan.load, plan.burst, plan.slowdown,
-        plan.during, "50% tier 1, 50% tier 5, 1 s client timeout");
+    if (plan.capacity <= 0) {
+      int clients = CapacityProbe.CLIENTS_PER_CORE * Runtime.getRuntime().availableProcessors();
+      out.printf(Locale.ROOT, "measuring the capacity of GET /compute closed-loop, %d clients, no"
+          + " guard, for %d s ...%n", clients, PROBE_SECONDS);
+      try (ExampleServer server = ExampleServer.start(backends(plan, 0), null)) {
+        plan = plan.withCapacity(
+            CapacityProbe.measure(server.computeUri(), clients, PROBE_SECONDS));
+      }
+    }
+    String endpoint = plan.endpoint == Endpoint.COMPUTE
+        ? String.format(Locale.ROOT, "GET /compute: %d rounds of CPU work, %.0f req/s",
+            Compute.DEFAULT_ROUNDS, plan.capacity)
+        : String.format(Locale.ROOT, "GET /work: %d connections x %d ms = %.0f req/s",
+            CONNECTIONS, SERVICE_TIME.toMillis(), plan.capacity);
+    out.printf(Locale.ROOT, "%s; load %.2fx, a burst of %.1fx or work %.1f times slower for %d s;"
+        + " 1-s rows; %s%n", endpoint, plan.load, plan.burst, plan.slowdown, plan.during,
+        "50% tier 1, 50% tier 5, 1 s client timeout");
     Map<String, Guard> byName = new LinkedHashMap<>();
-    for (Guard g : Guard.all()) {
+    int cores = Runtime.getRuntime().availableProcessors();
+    for (Guard g : Guard.all(plan.endpoint.handPickedLimit(CONNECTIONS, cores),
+        plan.endpoint.handPickedRule)) {
       byName.put(g.name(), g);
     }
     List<Run> runs = new ArrayList<>();
@@ -163,14 +219,20 @@ public final class RecoveryBench {
     printSummary(out, plan, runs);
   }
 
+  static Backends backends(Plan plan, long seed) {
+    return new Backends(new Downstream(CONNECTIONS, SERVICE_TIME, seed),
+        new Compute(Compute.DEFAULT_ROUNDS));
+  }
+
   static Run runOnce(Plan plan, Guard guard, Event event, long seed) throws Exception {
-    Downstream downstream = new Downstream(CONNECTIONS, SERVICE_TIME, seed);
-    Backends backends = new Backends(downstream, new Compute(Compute.DEFAULT_ROUNDS));
+    Backends backends = backends(plan, seed);
+    java.util.function.DoubleConsumer slowDown = plan.endpoint == Endpoint.COMPUTE
+        ? backends.compute()::slowDown : backends.downstream()::slowDown;
     try (ExampleServer server = guard.start(backends)) {
       double base = plan.load * plan.capacity();
       Duration start = Duration.ofSeconds(plan.before);
       Duration end = Duration.ofSeconds(plan.before + plan.during);
-      LoadGenerator.Builder b = LoadGenerator.builder(server.workUri())
+      LoadGenerator.Builder b = LoadGenerator.builder(plan.endpoint.uri(server))
           .rate(base)
           .warmup(Duration.ofSeconds(plan.warmup))
           .duration(Duration.ofSeconds(plan.seconds()))
@@ -180,7 +242,7 @@ public final class RecoveryBench {
       if (event == Event.BURST) {
         b.rateFrom(start, plan.burst * plan.capacity()).rateFrom(end, base);
       } else {
-        b.at(start, () -> downstream.slowDown(plan.slowdown)).at(end, () -> downstream.slowDown(1));
+        b.at(start, () -> slowDown.accept(plan.slowdown)).at(end, () -> slowDown.accept(1));
       }
       LoadReport report = b.build().run();
       return new Run(guard.label(), event, seed, report.slices(), summarize(plan, report.slices()));
@@ -204,8 +266,9 @@ public final class RecoveryBench {
       TierStats rest = merged(seconds, end + recovered, seconds.size(), TierStats.ALL);
       failedAfter = rest.sent() - rest.count(dev.weir.examples.Status.OK);
     }
-    return new Summary(medianBefore, before.latencyMillis(0.99), during.goodputPerSecond(), tier1During.successRatio(),
-        tier1During.latencyMillis(0.99), after.goodputPerSecond(), recovered, failedAfter);
+    return new Summary(medianBefore, before.latencyMillis(0.99), during.goodputPerSecond(),
+        tier1During.successRatio(), tier1During.latencyMillis(0.99), after.goodputPerSecond(),
+        recovered, failedAfter);
   }
 
   /**
@@ -238,7 +301,8 @@ public final class RecoveryBench {
   private static void printSeconds(PrintStream out, Plan plan, Event event, long seed,
       List<Run> round) {
     out.printf(Locale.ROOT, "%n%s, seed %d: each second, goodput req/s / tier 1 ok %% / tier 5"
-        + " ok %% / tier 1 P99 ms%n", event == Event.BURST ? "a burst" : "a slower downstream",
+        + " ok %% / tier 1 P99 ms%n", event == Event.BURST ? "a burst"
+        : plan.endpoint == Endpoint.COMPUTE ? "slower CPU work" : "a slower downstream",
         seed);
     StringBuilder head = new StringBuilder(String.format(Locale.ROOT, "%4s %7s", "s", "offered"));
     for (Run r : round) {

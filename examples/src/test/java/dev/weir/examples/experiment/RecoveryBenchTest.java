@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 /** The recovery bench's reading of a run, and a short run on a real server. */
 class RecoveryBenchTest {
   /** Two seconds before, two of overload, four after. */
-  private static final RecoveryBench.Plan PLAN = new RecoveryBench.Plan(List.of(Guard.WEIR),
+  private static final RecoveryBench.Plan PLAN = RecoveryBench.Plan.work(List.of(Guard.WEIR),
       List.of(RecoveryBench.Event.BURST), 0.5, 3, 3, 0, 2, 2, 4, 1, 1);
 
   @Test
@@ -56,11 +56,34 @@ class RecoveryBenchTest {
   }
 
   @Test
+  void optionsParseToAPlanAndBadOnesAreNamed() {
+    RecoveryBench.Plan work = RecoveryBench.parse(new String[0]);
+    assertEquals(Endpoint.WORK, work.endpoint());
+    assertEquals(400, work.capacity(), 1e-9, "8 connections of 20 ms");
+    assertEquals(List.of(RecoveryBench.Event.BURST, RecoveryBench.Event.SLOWDOWN), work.events());
+    assertEquals(List.of("none", "jetty-qos", "netflix-gradient2", "weir"), work.guards());
+    RecoveryBench.Plan compute = RecoveryBench.parse(new String[] {"--endpoint", "compute",
+        "--compute-capacity", "524", "--events", "slowdown", "--burst", "2"});
+    assertEquals(Endpoint.COMPUTE, compute.endpoint());
+    assertEquals(524, compute.capacity(), 1e-9);
+    assertEquals(List.of(RecoveryBench.Event.SLOWDOWN), compute.events());
+    assertEquals(0, RecoveryBench.parse(new String[] {"--endpoint", "compute"}).capacity(),
+        "measured first");
+    assertEquals(null, RecoveryBench.parse(new String[] {"--help"}));
+    for (String[] bad : new String[][] {{"--endpoint", "hello"}, {"--compute-capacity", "500"},
+        {"--events", "stall"}, {"--load", "1"}, {"--guards", "nginx"}}) {
+      IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
+          IllegalArgumentException.class, () -> RecoveryBench.parse(bad));
+      assertTrue(e.getMessage().startsWith(bad[0]), e.getMessage());
+    }
+  }
+
+  @Test
   void eachEventRunsSecondBySecondOnAFreshServer() throws Exception {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     // One second before, one of overload, one after, at a tenth of /work's capacity: the same
     // load both ways, so the bench's machinery, not the guard, is what is checked.
-    RecoveryBench.run(new RecoveryBench.Plan(List.of(Guard.WEIR),
+    RecoveryBench.run(RecoveryBench.Plan.work(List.of(Guard.WEIR),
         List.of(RecoveryBench.Event.BURST, RecoveryBench.Event.SLOWDOWN), 0.1, 1, 1, 0, 1, 1, 1, 1,
         7), new PrintStream(buf, true, StandardCharsets.UTF_8));
     String text = buf.toString(StandardCharsets.UTF_8);
