@@ -6,6 +6,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Level;
@@ -27,8 +28,9 @@ import java.util.logging.Logger;
  * <p><b>The thread's life.</b> It runs only while something is pending: once nothing is, it ends,
  * and the next {@link #schedule} starts another. A webapp that loads this class and then stops
  * (its shedders closed, their ticks cancelled) leaves no thread behind to hold its class loader;
- * {@link #purge()} drops cancelled entries at once, so the thread need not pass them first. The
- * thread ends by announcing it ({@code running} false) before its last look at the incoming stack,
+ * {@link #purge()} drops cancelled entries at once, so the thread need not pass them first, and
+ * waits until the thread has: if nothing is left pending, until it has ended, so that a container
+ * checking for leftover threads as the webapp stops finds none. The thread ends by announcing it ({@code running} false) before its last look at the incoming stack,
  * and a scheduler pushes before reading {@code running}: either the thread sees the new entry and
  * stays, or the scheduler sees the thread gone and starts one, by a CAS that only one party wins.
  * A thread's context class loader is this class's own, not its starter's.
@@ -50,8 +52,14 @@ public final class WheelTimer implements Timer, AutoCloseable {
   private final AtomicBoolean running = new AtomicBoolean();
   /** The timer thread, for unparking; the last one started. */
   private volatile Thread thread;
-  /** Asked of the timer thread: drop every cancelled entry now. */
-  private volatile boolean purgeAsked;
+  /** The longest {@link #purge()} waits for the timer thread: far more than its pass takes. */
+  private static final long PURGE_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** Purges asked of the timer thread (drop every cancelled entry now), counted. */
+  private final AtomicLong purgesAsked = new AtomicLong();
+  /** Purges the timer thread has done, published once it has decided whether to end. */
+  private volatile long purgesDone;
+  /** Purges the timer thread has done; written by the timer thread only. */
+  private long purgesSeen;
   private final long start;
   /** False for the shared instance, which serves every shedder in the JVM. */
   private final boolean closeable;
@@ -135,13 +143,31 @@ public final class WheelTimer implements Timer, AutoCloseable {
   /**
    * Asks the timer thread to drop every cancelled entry at once rather than as it passes them: a
    * shedder that closes calls it, so that a timer with nothing left pending ends its thread now.
-   * Returns at once; rare (each call wakes the thread and costs a pass over the wheel).
+   * Returns once the thread has done so and, if it then had nothing pending, has ended; after a
+   * second at most (a stalled machine); at once if called on the timer thread. Rare: each call wakes the thread and costs a pass over the wheel.
    */
   public void purge() {
-    purgeAsked = true;
+    long ticket = purgesAsked.incrementAndGet();
     Thread t = thread;
-    if (t != null) {
-      LockSupport.unpark(t);
+    if (t == null || t == Thread.currentThread()) {
+      return;
+    }
+    LockSupport.unpark(t);
+    long deadline = System.nanoTime() + PURGE_WAIT_NANOS;
+    while (purgesDone - ticket < 0 && t.isAlive()) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return;
+      }
+      LockSupport.parkNanos(this, Math.min(left, TimeUnit.MICROSECONDS.toNanos(100)));
+    }
+    if (!running.get() || thread != t) {
+      // It purged and ended (another may have started since): wait until it has died.
+      try {
+        t.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 
@@ -182,9 +208,10 @@ public final class WheelTimer implements Timer, AutoCloseable {
         expire(tick);
         tick++;
       }
-      if (purgeAsked) {
-        purgeAsked = false;
+      long asked = purgesAsked.get();
+      if (asked != purgesSeen) {
         dropCancelled();
+        purgesSeen = asked;
       }
       if (pending == 0) {
         if (incoming.get() != null) {
@@ -194,16 +221,18 @@ public final class WheelTimer implements Timer, AutoCloseable {
         // wins it back before a scheduler starts another.
         running.set(false);
         if (incoming.get() == null || !running.compareAndSet(false, true)) {
+          purgesDone = purgesSeen; // after the announcement: a purge waiting on it joins
           return;
         }
         continue;
       }
+      purgesDone = purgesSeen;
       long next = start + nextOccupiedTick() * tickNanos;
       long wait = next - clock.nanoTime();
       if (wait > 0) {
         wakeAt = next;
         napping = true;
-        if (incoming.get() == null && !stopped && !purgeAsked) {
+        if (incoming.get() == null && !stopped && purgesAsked.get() == purgesSeen) {
           LockSupport.parkNanos(this, wait);
         }
         napping = false;

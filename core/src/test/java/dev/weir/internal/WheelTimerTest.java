@@ -305,11 +305,77 @@ class WheelTimerTest {
       awaitState(t, Thread.State.TIMED_WAITING); // parked until the far tick
       assertTrue(far.cancel());
       wide.purge();
-      t.join(TimeUnit.SECONDS.toMillis(10)); // without the purge, about 60 s
+      // purge() returns once the thread has ended, as a container's check for leftover threads
+      // at a webapp's stop needs: no join here.
       assertFalse(t.isAlive(), "the thread outlived a purge that left nothing pending");
       assertFalse(wide.threadRunning());
     } finally {
       wide.close();
+    }
+  }
+
+  /** A purge while something else is pending returns once it has purged; the thread stays. */
+  @Test
+  void purgeWithEntriesLeftReturnsAndTheThreadStays() throws Exception {
+    String name = threadName + "-busy";
+    WheelTimer wide = new WheelTimer(name, MS, 1 << 16);
+    try {
+      long far = wide.clock().nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      Timer.Timeout cancelled = wide.schedule(() -> { }, far);
+      wide.schedule(() -> { }, far + MS);
+      Thread t = thread(name);
+      awaitState(t, Thread.State.TIMED_WAITING);
+      assertTrue(cancelled.cancel());
+      long started = System.nanoTime();
+      wide.purge();
+      assertTrue(System.nanoTime() - started < TimeUnit.MILLISECONDS.toNanos(900),
+          "purge waited out its bound though the thread had purged");
+      assertTrue(t.isAlive(), "the thread ended with an entry still pending");
+      assertTrue(wide.threadRunning());
+    } finally {
+      wide.close();
+    }
+  }
+
+  /**
+   * Shedders closing while others schedule: each purge returns, and the timer still runs every
+   * task scheduled, once.
+   */
+  @Test
+  void purgesRacingSchedulesLoseNoTask() throws Exception {
+    java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+    int threads = 4;
+    int rounds = 2_000;
+    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+        threads + 1);
+    try {
+      java.util.List<java.util.concurrent.Future<?>> work = new java.util.ArrayList<>();
+      for (int w = 0; w < threads; w++) {
+        work.add(pool.submit(() -> {
+          for (int i = 0; i < rounds; i++) {
+            timer.schedule(ran::incrementAndGet, now() + (i % 3) * MS);
+            timer.schedule(() -> { }, now() + 50 * MS).cancel();
+          }
+          return null;
+        }));
+      }
+      work.add(pool.submit(() -> {
+        for (int i = 0; i < 500; i++) {
+          timer.purge();
+        }
+        return null;
+      }));
+      for (java.util.concurrent.Future<?> f : work) {
+        f.get(60, TimeUnit.SECONDS);
+      }
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (ran.get() < threads * rounds && System.nanoTime() - deadline < 0) {
+        Thread.onSpinWait();
+      }
+      assertEquals(threads * rounds, ran.get(), "every task scheduled ran, once");
+      awaitIdle();
+    } finally {
+      pool.shutdownNow();
     }
   }
 

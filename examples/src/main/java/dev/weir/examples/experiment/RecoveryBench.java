@@ -184,7 +184,7 @@ public final class RecoveryBench {
       int clients = CapacityProbe.CLIENTS_PER_CORE * Runtime.getRuntime().availableProcessors();
       out.printf(Locale.ROOT, "measuring the capacity of GET /compute closed-loop, %d clients, no"
           + " guard, for %d s ...%n", clients, PROBE_SECONDS);
-      try (ExampleServer server = ExampleServer.start(backends(plan, 0), null)) {
+      try (ExampleServer server = ExampleServer.start(backends(0), null)) {
         plan = plan.withCapacity(
             CapacityProbe.measure(server.computeUri(), clients, PROBE_SECONDS));
       }
@@ -219,13 +219,13 @@ public final class RecoveryBench {
     printSummary(out, plan, runs);
   }
 
-  static Backends backends(Plan plan, long seed) {
+  static Backends backends(long seed) {
     return new Backends(new Downstream(CONNECTIONS, SERVICE_TIME, seed),
         new Compute(Compute.DEFAULT_ROUNDS));
   }
 
   static Run runOnce(Plan plan, Guard guard, Event event, long seed) throws Exception {
-    Backends backends = backends(plan, seed);
+    Backends backends = backends(seed);
     java.util.function.DoubleConsumer slowDown = plan.endpoint == Endpoint.COMPUTE
         ? backends.compute()::slowDown : backends.downstream()::slowDown;
     try (ExampleServer server = guard.start(backends)) {
