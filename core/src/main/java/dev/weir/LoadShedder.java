@@ -225,7 +225,8 @@ public final class LoadShedder implements AutoCloseable {
    * Stops admitting: every queued request, and every later submission, is answered {@link
    * RejectReason#SHUTTING_DOWN}. Permits already held stay valid and may still be released.
    * Idempotent. On the {@linkplain Timer#system() system timer}, once no shedder has anything
-   * scheduled, its thread ends (a stopped webapp leaves none behind).
+   * scheduled, its thread ends before this returns (waiting a second at most), so a stopped webapp
+   * leaves none behind.
    */
   @Override
   public void close() {
