@@ -30,10 +30,11 @@ import java.util.logging.Logger;
  * (its shedders closed, their ticks cancelled) leaves no thread behind to hold its class loader;
  * {@link #purge()} drops cancelled entries at once, so the thread need not pass them first, and
  * waits until the thread has: if nothing is left pending, until it has ended, so that a container
- * checking for leftover threads as the webapp stops finds none. The thread ends by announcing it ({@code running} false) before its last look at the incoming stack,
- * and a scheduler pushes before reading {@code running}: either the thread sees the new entry and
- * stays, or the scheduler sees the thread gone and starts one, by a CAS that only one party wins.
- * A thread's context class loader is this class's own, not its starter's.
+ * checking for leftover threads as the webapp stops finds none. The thread ends by announcing it
+ * ({@code running} false) before its last look at the incoming stack, and a scheduler pushes
+ * before reading {@code running}: either the thread sees the new entry and stays, or the scheduler
+ * sees the thread gone and starts one, by a CAS that only one party wins. A thread's context class
+ * loader is this class's own, not its starter's.
  */
 public final class WheelTimer implements Timer, AutoCloseable {
   private static final Logger LOG = Logger.getLogger(WheelTimer.class.getName());
@@ -144,7 +145,8 @@ public final class WheelTimer implements Timer, AutoCloseable {
    * Asks the timer thread to drop every cancelled entry at once rather than as it passes them: a
    * shedder that closes calls it, so that a timer with nothing left pending ends its thread now.
    * Returns once the thread has done so and, if it then had nothing pending, has ended; after a
-   * second at most (a stalled machine); at once if called on the timer thread. Rare: each call wakes the thread and costs a pass over the wheel.
+   * second at most (a stalled machine); at once if called on the timer thread. Rare: each call
+   * wakes the thread and costs a pass over the wheel.
    */
   public void purge() {
     long ticket = purgesAsked.incrementAndGet();
