@@ -10,6 +10,9 @@ import dev.weir.Timer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -343,13 +346,12 @@ class WheelTimerTest {
    */
   @Test
   void purgesRacingSchedulesLoseNoTask() throws Exception {
-    java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger ran = new AtomicInteger();
     int threads = 4;
     int rounds = 2_000;
-    java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
-        threads + 1);
+    ExecutorService pool = Executors.newFixedThreadPool(threads + 1);
     try {
-      java.util.List<java.util.concurrent.Future<?>> work = new java.util.ArrayList<>();
+      List<Future<?>> work = new ArrayList<>();
       for (int w = 0; w < threads; w++) {
         work.add(pool.submit(() -> {
           for (int i = 0; i < rounds; i++) {
@@ -365,7 +367,7 @@ class WheelTimerTest {
         }
         return null;
       }));
-      for (java.util.concurrent.Future<?> f : work) {
+      for (Future<?> f : work) {
         f.get(60, TimeUnit.SECONDS);
       }
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);

@@ -10,11 +10,13 @@ import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -145,7 +147,7 @@ class LoadGeneratorTest {
     // 100 a second for the first half of a 1-s window, 300 a second for the second; at its middle
     // an action turns the server from answering 200 to answering 503. Cut into quarters, the
     // report shows both changes where they happened.
-    java.util.concurrent.atomic.AtomicBoolean failing = new java.util.concurrent.atomic.AtomicBoolean();
+    AtomicBoolean failing = new AtomicBoolean();
     Server server = start(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback) {
@@ -169,10 +171,10 @@ class LoadGeneratorTest {
       assertEquals(4, slices.size());
       long[] sent = slices.stream().mapToLong(s -> s.total().sent()).toArray();
       assertTrue(sent[0] >= 24 && sent[0] <= 26 && sent[1] >= 24 && sent[1] <= 26,
-          () -> java.util.Arrays.toString(sent));
+          () -> Arrays.toString(sent));
       assertTrue(sent[2] >= 73 && sent[2] <= 77 && sent[3] >= 73 && sent[3] <= 77,
-          () -> java.util.Arrays.toString(sent));
-      assertEquals(r.total().sent(), java.util.Arrays.stream(sent).sum(), "every request in a slice");
+          () -> Arrays.toString(sent));
+      assertEquals(r.total().sent(), Arrays.stream(sent).sum(), "every request in a slice");
       for (int i = 0; i < 4; i++) {
         TierStats all = slices.get(i).total();
         Status expected = i < 2 ? Status.OK : Status.UNAVAILABLE;
