@@ -226,10 +226,11 @@ public final class LoadGenerator {
           }
           request.send(result -> {
             long ended = System.nanoTime();
-            Status status = recorder.record(result, ended - due, timeoutNanos);
+            Status status = Recorder.statusOf(result, ended - due, timeoutNanos);
+            recorder.record(status, ended - due);
             recorder.countIfEndedIn(status, ended, measureFrom, end);
             if (sliceRecorder != null) {
-              sliceRecorder.record(result, ended - due, timeoutNanos);
+              sliceRecorder.record(status, ended - due);
             }
             countInSlice(slices, tier, status, ended, measureFrom);
             if (outstanding.decrementAndGet() == 0) {
@@ -311,14 +312,12 @@ public final class LoadGenerator {
       this.tier = tier;
     }
 
-    /** Counts a measured request's outcome, and returns it. */
-    Status record(Result result, long latencyNanos, long timeoutNanos) {
-      Status status = statusOf(result, latencyNanos, timeoutNanos);
+    /** Counts a measured request's outcome ({@link #statusOf}), a success with its latency. */
+    void record(Status status, long latencyNanos) {
       counts.incrementAndGet(status.ordinal());
       if (status == Status.OK) {
         addLatency(latencyNanos);
       }
-      return status;
     }
 
     /** Counts a success that ended inside the measured window, whenever it was sent. */

@@ -40,6 +40,9 @@ public final class RecoveryBench {
   /** /work's downstream: the overload experiment's. */
   static final int CONNECTIONS = 8;
   static final Duration SERVICE_TIME = Duration.ofMillis(20);
+  /** /work's capacity in req/s: its downstream's. */
+  static final double WORK_CAPACITY =
+      new Downstream(CONNECTIONS, SERVICE_TIME, 0).capacityPerSecond();
   /** Seconds of /compute's capacity probe: the overload experiment's. */
   static final int PROBE_SECONDS = 40;
 
@@ -94,8 +97,8 @@ public final class RecoveryBench {
     /** A plan for {@code GET /work}, whose capacity is its downstream's. */
     static Plan work(List<String> guards, List<Event> events, double load, double burst,
         double slowdown, int warmup, int before, int during, int after, int runs, long seed) {
-      return new Plan(Endpoint.WORK, CONNECTIONS * 1e9 / SERVICE_TIME.toNanos(), guards, events,
-          load, burst, slowdown, warmup, before, during, after, runs, seed);
+      return new Plan(Endpoint.WORK, WORK_CAPACITY, guards, events, load, burst, slowdown, warmup,
+          before, during, after, runs, seed);
     }
 
     Plan withCapacity(double c) {
@@ -153,7 +156,7 @@ public final class RecoveryBench {
       throw new IllegalArgumentException("--compute-capacity: only with --endpoint compute");
     }
     return new Plan(compute ? Endpoint.COMPUTE : Endpoint.WORK,
-        compute ? capacity : CONNECTIONS * 1e9 / SERVICE_TIME.toNanos(),
+        compute ? capacity : WORK_CAPACITY,
         Args.parseNames("--guards", a.string("guards", "none,jetty-qos,netflix-gradient2,weir"),
             Settings.names()),
         events,
