@@ -20,6 +20,7 @@ case "$guard" in weir|none) ;; *) echo "guard: weir or none, not $guard" >&2; ex
 mvn -B -q install -pl examples,examples/war -am -DskipTests
 mvn -B -q -pl examples dependency:build-classpath -Dmdep.outputFile=target/cp.txt
 load_cp="examples/target/classes:$(cat examples/target/cp.txt)"
+. examples/spring-boot/load/measure.sh
 target=$PWD/examples/war/target
 port=18481
 
@@ -65,17 +66,8 @@ for i in $(seq 1 "$runs"); do
   fi
   app=$!
   trap 'kill $app 2>/dev/null || true' EXIT
-  for _ in $(seq 1 300); do curl -s -o /dev/null "http://127.0.0.1:$port/app/work" && break; sleep 0.2; done
-  line=$(java -cp "$load_cp" examples/spring-boot/load/BootLoad.java \
-    "http://127.0.0.1:$port/app/work" "$rate" 30 $((41 + i)))
-  held=""
-  if [ "$guard" = weir ]; then
-    # Every request answered, nothing left holding a permit or waiting: both 0 once the load ends.
-    held=$(curl -s "http://127.0.0.1:$port/app/weir/status" \
-      | grep -o '"GET /work":{"limit":[0-9]*,"inflight":[0-9]*,"queued":[0-9]*' \
-      | sed 's/.*"inflight":\([0-9]*\),"queued":\([0-9]*\)/ | after: inflight \1, queued \2/')
-  fi
-  printf '%s %s %s req/s, run %d: %s%s\n' "$server" "$guard" "$rate" "$i" "$line" "$held"
+  measure "$server $guard $rate req/s, run $i" "http://127.0.0.1:$port/app/work" \
+    "http://127.0.0.1:$port/app/weir/status" "GET /work" "$rate" $((41 + i)) "$guard"
   kill "$app"; wait "$app" 2>/dev/null || true
   trap - EXIT
 done
