@@ -18,7 +18,10 @@ final class OverloadPolicy {
   static final double SPARING_QUEUE_LIMITS = 2;
   /** The backlog the rejector aims for, in limits: enough that noise seldom empties the queue. */
   static final double BACKLOG_LIMITS = 1.25;
-  /** The backlog aimed for while requests time out in the queue: a shorter queue sheds them. */
+  /**
+   * The backlog aimed for while requests time out in the queue, in limits, and at most what the
+   * permits admit in a queue timeout: a shorter queue sheds them.
+   */
   static final double TIMING_OUT_BACKLOG_LIMITS = 1.0;
   /** How much of the recent queue-timeout count survives each tick. */
   private static final double QUEUE_TIMEOUT_MEMORY = 0.9;
@@ -63,11 +66,15 @@ final class OverloadPolicy {
     // The rejector aims at the interval just observed: the limit and the cut in force during it.
     int bound = overloadBound(w.limit());
     recentQueueTimeouts = recentQueueTimeouts * QUEUE_TIMEOUT_MEMORY + w.queueTimeouts();
+    recentAdmissions = recentAdmissions * RECENT_DECAY + w.admitted();
     double backlogTarget;
     if (recentQueueTimeouts >= 1) {
       // A queue that times requests out is too long for some tier whatever its count: the least
       // important admitted tier drains only through what the tiers above leave of the capacity.
-      backlogTarget = Math.max(2, TIMING_OUT_BACKLOG_LIMITS * w.limit());
+      // Nor more than the permits admit in a queue timeout: on a service whose latency is near
+      // that timeout, a limit's worth of queue is a wait past it.
+      backlogTarget = Math.max(2,
+          Math.min(TIMING_OUT_BACKLOG_LIMITS * w.limit(), admittedInQueueTimeout(w)));
     } else if (cutSparesTopTier) {
       // What waits is less important than what arrives next, which goes ahead of it: a full
       // queue costs the important traffic nothing and keeps every permit busy.
@@ -78,7 +85,6 @@ final class OverloadPolicy {
     cutoff = Math.max(0, Math.min(Priority.LEVELS,
         rejector.update(w, Math.min(bound, backlogTarget), bound)));
     trackTiers(w.levelArrivals());
-    recentAdmissions = recentAdmissions * RECENT_DECAY + w.admitted();
     int top = ArrivingTiers.mostImportant(recentTierArrivals);
     // The cut sheds only tiers less important than the most important one arriving
     // (ArrivingTiers): then none of that tier waits behind what the queue holds.
@@ -92,10 +98,8 @@ final class OverloadPolicy {
       // requests are admitted: it fits, so a burst of it is worth a wait, not a refusal. It may
       // queue past the bound, as far as the permits admit in a queue timeout: a request queued
       // further would time out anyway.
-      double perTick = recentAdmissions * (1 - RECENT_DECAY);
-      double drained = perTick * w.queueTimeoutNanos() / w.intervalNanos();
       sparedLevels = (top + 1) * Priority.COHORTS;
-      sparedBound = (int) Math.max(queueBound, Math.min(queueCapacity, drained));
+      sparedBound = (int) Math.max(queueBound, Math.min(queueCapacity, admittedInQueueTimeout(w)));
     }
   }
 
@@ -110,6 +114,14 @@ final class OverloadPolicy {
     double limits = cutSparesTopTier ? SPARING_QUEUE_LIMITS : OVERLOAD_QUEUE_LIMITS;
     long cap = Math.max(2L, (long) (limits * limit));
     return (int) Math.min(queueCapacity, cap);
+  }
+
+  /**
+   * What the permits have admitted lately in one queue timeout: a request queued behind more than
+   * that times out before its turn.
+   */
+  private double admittedInQueueTimeout(ControlWindow w) {
+    return recentAdmissions * (1 - RECENT_DECAY) * w.queueTimeoutNanos() / w.intervalNanos();
   }
 
   private void trackTiers(long[] levelArrivals) {

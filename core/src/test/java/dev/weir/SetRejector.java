@@ -16,6 +16,8 @@ final class SetRejector implements Rejector {
   long arrivals;
   /** Each window's queue bound while overloaded, as the shedder's policy told it, in order. */
   final List<Integer> bounds = new ArrayList<>();
+  /** Each window's backlog target, as the shedder's policy told it, in order. */
+  final List<Double> backlogTargets = new ArrayList<>();
 
   @Override
   public int update(ControlWindow window) {
@@ -26,6 +28,7 @@ final class SetRejector implements Rejector {
   @Override
   public int update(ControlWindow window, double backlogTarget, int queueBound) {
     bounds.add(queueBound);
+    backlogTargets.add(backlogTarget);
     return update(window);
   }
 
