@@ -118,10 +118,13 @@ final class OverloadPolicy {
 
   /**
    * What the permits have admitted lately in one queue timeout: a request queued behind more than
-   * that times out before its turn.
+   * that times out before its turn. Unbounded for an interval that is not positive (a timer that
+   * ran a tick early), so that no bound or aim is taken from it.
    */
   private double admittedInQueueTimeout(ControlWindow w) {
-    return recentAdmissions * (1 - RECENT_DECAY) * w.queueTimeoutNanos() / w.intervalNanos();
+    long interval = w.intervalNanos();
+    return interval <= 0 ? Double.POSITIVE_INFINITY
+        : recentAdmissions * (1 - RECENT_DECAY) * w.queueTimeoutNanos() / interval;
   }
 
   private void trackTiers(long[] levelArrivals) {

@@ -55,6 +55,18 @@ class OverloadPolicyTest {
   }
 
   @Test
+  void aTickOfNoLengthTakesNoAimFromIt() {
+    // A timer that runs a tick at the instant of the last one: nothing admitted, no interval.
+    // What a queue timeout admits is then unknown, not zero over zero: the aim stays a limit's.
+    SetRejector rejector = new SetRejector();
+    OverloadPolicy policy = new OverloadPolicy(Limits.fixed(100), rejector, 4096);
+    ControlWindow w = window(0, 0, 1);
+    w.intervalNanos = 0;
+    policy.decide(w);
+    assertEquals(100, rejector.backlogTargets.get(0), 1e-9);
+  }
+
+  @Test
   void withoutQueueTimeoutsTheSlowServiceKeepsItsTargetInLimits() {
     // Nothing times out: a limit and a quarter, however long its wait.
     assertEquals(125, targetAfter(10, 0), 1e-9);
