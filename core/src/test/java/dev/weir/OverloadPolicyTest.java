@@ -50,7 +50,7 @@ class OverloadPolicyTest {
     // A slow service: 10 admitted a tick, 30 in a queue timeout, where a limit's worth (100)
     // would wait more than three queue timeouts.
     assertEquals(30, targetAfter(10, 1), 0.1);
-    // A fast one: 500 admitted in a queue timeout, so a limit's worth drains well within it.
+    // A faster one: 150 admitted in a queue timeout, so a limit's worth drains within it.
     assertEquals(100, targetAfter(50, 1), 1e-9);
   }
 
