@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
@@ -114,7 +115,18 @@ class StressHttpTest {
         }
         int answered = 0;
         for (CompletableFuture<List<Integer>> f : all) {
-          for (int status : f.get(120, TimeUnit.SECONDS)) {
+          List<Integer> got;
+          try {
+            got = f.get(120, TimeUnit.SECONDS);
+          } catch (ExecutionException e) {
+            // Say whether the server ever completed what the client waited for, so that a rare
+            // failure tells a request the shedder lost from an answer the transport lost.
+            long open = completions.values().stream().filter(n -> n.get() == 0).count();
+            throw new AssertionError("a client got no answer; the server saw "
+                + completions.size() + " requests, " + open + " not completed; "
+                + weir.snapshots(), e);
+          }
+          for (int status : got) {
             statuses.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();
             answered++;
           }
