@@ -74,6 +74,8 @@ final class Exchange extends Request.Wrapper
   private volatile RejectReason rejected;
   private volatile Ticket ticket;
   private volatile boolean clientGone;
+  /** What Jetty reported failed, for the callback this exchange fails if the request was queued. */
+  private volatile Throwable clientFailure;
   private volatile BoundedResponse bounded;
   /** Whether the application was handed the permit, as an attribute: then it is never recycled. */
   private volatile boolean permitRead;
@@ -107,7 +109,9 @@ final class Exchange extends Request.Wrapper
       return run(p, true);
     }
     RejectReason reason = rejected;
-    if (reason != RejectReason.CANCELLED) { // a cancelled request failed: Jetty fails the callback
+    if (reason == RejectReason.CANCELLED) {
+      failCancelled();
+    } else {
       handler.answerWriter().reject(response, reason, callback);
     }
     return true;
@@ -126,8 +130,12 @@ final class Exchange extends Request.Wrapper
   @Override
   public void onRejected(RejectReason reason) {
     rejected = reason;
-    if (!PHASE.compareAndSet(this, SUBMITTING, DECIDED) && reason != RejectReason.CANCELLED) {
-      execute();
+    if (!PHASE.compareAndSet(this, SUBMITTING, DECIDED)) {
+      if (reason == RejectReason.CANCELLED) {
+        failCancelled(); // on the thread that cancelled: Jetty's, reporting the failure
+      } else {
+        execute();
+      }
     }
   }
 
@@ -156,10 +164,11 @@ final class Exchange extends Request.Wrapper
       return;
     }
     if (clientGone) {
-      // Admitted just as its client left: never run it; Jetty fails the callback itself.
+      // Admitted just as its client left: never run it.
       if (DONE.compareAndSet(this, false, true)) {
         p.release(Outcome.DROPPED);
       }
+      failCancelled();
       return;
     }
     p.started(); // handed off to this thread: the latency starts here, not at admission
@@ -301,10 +310,28 @@ final class Exchange extends Request.Wrapper
   /** Jetty reports the request failed (client gone, stream reset, idle timeout). */
   @Override
   public void accept(Throwable failure) {
+    clientFailure = failure;
     clientGone = true;
     Ticket t = ticket;
     if (t != null) {
-      t.cancel(); // still queued: leave at once; Jetty itself fails the callback
+      t.cancel(); // still queued: leave at once, and fail the callback (onRejected)
+    }
+  }
+
+  /**
+   * Fails the callback of a request that Jetty reported failed before it ran. Jetty fails it
+   * itself when the client is gone, and then ignores this second completion; but Jetty 12.1 also
+   * reports to a request's listeners a failure that belongs to its connection's previous request
+   * (the completion of that request's error response, run after the connection had moved on:
+   * "channel already completed"), and then completes neither callback: without this the request
+   * would never be answered.
+   */
+  private void failCancelled() {
+    Throwable f = clientFailure;
+    try {
+      callback.failed(f != null ? f : new java.io.IOException("request failed while queued"));
+    } catch (RuntimeException e) {
+      LOG.log(Level.FINE, "could not fail a cancelled request's callback", e);
     }
   }
 }
