@@ -1,9 +1,9 @@
 package dev.weir.jetty;
 
 import static dev.weir.jetty.Support.WAIT;
-import static dev.weir.jetty.Support.app;
 import static dev.weir.jetty.Support.assertDrained;
 import static dev.weir.jetty.Support.await;
+import static dev.weir.jetty.Support.holdOrAnswer;
 import static dev.weir.jetty.Support.oneAtATime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -21,7 +21,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Result;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.util.Callback;
 import org.junit.jupiter.api.Test;
 
@@ -42,15 +41,7 @@ class DisconnectHttpTest {
   private WeirHandler handler() {
     return WeirHandler.builder()
         .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(60)).queueTimeout(QUEUE_TIMEOUT))
-        .handler(app((req, res, cb) -> {
-          runs.incrementAndGet();
-          if (req.getHeaders().get("X-Hold") != null) {
-            held.set(Callback.from(() -> Content.Sink.write(res, true, "held", cb)));
-            return true;
-          }
-          Content.Sink.write(res, true, "ok", cb);
-          return true;
-        })).build();
+        .handler(holdOrAnswer(runs, held)).build();
   }
 
   /** Sends a request that holds the only permit; returns the shedder. */

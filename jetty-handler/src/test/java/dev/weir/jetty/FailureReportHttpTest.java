@@ -1,9 +1,9 @@
 package dev.weir.jetty;
 
 import static dev.weir.jetty.Support.WAIT;
-import static dev.weir.jetty.Support.app;
 import static dev.weir.jetty.Support.assertDrained;
 import static dev.weir.jetty.Support.await;
+import static dev.weir.jetty.Support.holdOrAnswer;
 import static dev.weir.jetty.Support.oneAtATime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -19,7 +19,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Result;
-import org.eclipse.jetty.io.Content;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.Request;
 import org.eclipse.jetty.server.Response;
@@ -42,15 +41,7 @@ class FailureReportHttpTest {
     WeirHandler weir = WeirHandler.builder()
         .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(60))
             .queueTimeout(Duration.ofSeconds(30)))
-        .handler(app((req, res, cb) -> {
-          runs.incrementAndGet();
-          if (req.getHeaders().get("X-Hold") != null) {
-            held.set(Callback.from(() -> Content.Sink.write(res, true, "held", cb)));
-            return true;
-          }
-          Content.Sink.write(res, true, "ok", cb);
-          return true;
-        })).build();
+        .handler(holdOrAnswer(runs, held)).build();
     // The failure listeners Weir adds to the second request, kept for the test to report to.
     List<Consumer<Throwable>> listeners = new CopyOnWriteArrayList<>();
     Handler.Wrapper keeper = new Handler.Wrapper(weir) {

@@ -10,6 +10,8 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.eclipse.jetty.client.ContentResponse;
@@ -56,6 +58,22 @@ final class Support {
         return app.handle(request, response, callback);
       }
     };
+  }
+
+  /**
+   * Answers "ok" at once, except a request with an {@code X-Hold} header, whose answer ("held") is
+   * left in {@code held} for the test to send: it holds its permit until then. Counts every run.
+   */
+  static Handler holdOrAnswer(AtomicInteger runs, AtomicReference<Callback> held) {
+    return app((req, res, cb) -> {
+      runs.incrementAndGet();
+      if (req.getHeaders().get("X-Hold") != null) {
+        held.set(Callback.from(() -> Content.Sink.write(res, true, "held", cb)));
+        return true;
+      }
+      Content.Sink.write(res, true, "ok", cb);
+      return true;
+    });
   }
 
   /** Answers {@code text} at once. */

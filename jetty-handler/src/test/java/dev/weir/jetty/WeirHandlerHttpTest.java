@@ -4,6 +4,7 @@ import static dev.weir.jetty.Support.WAIT;
 import static dev.weir.jetty.Support.app;
 import static dev.weir.jetty.Support.assertDrained;
 import static dev.weir.jetty.Support.await;
+import static dev.weir.jetty.Support.holdOrAnswer;
 import static dev.weir.jetty.Support.body;
 import static dev.weir.jetty.Support.get;
 import static dev.weir.jetty.Support.ok;
@@ -31,6 +32,7 @@ import java.util.Queue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.eclipse.jetty.client.CompletableResponseListener;
 import org.eclipse.jetty.client.ContentResponse;
@@ -122,14 +124,7 @@ class WeirHandlerHttpTest {
     WeirHandler weir = WeirHandler.builder()
         .shedder(oneAtATime().requestTimeout(Duration.ofSeconds(20))
             .queueTimeout(Duration.ofMillis(200)))
-        .handler(app((req, res, cb) -> {
-          if (req.getHeaders().get("X-Hold") != null) {
-            held.set(Callback.from(() -> Content.Sink.write(res, true, "held", cb)));
-            return true;
-          }
-          Content.Sink.write(res, true, "ok", cb);
-          return true;
-        })).build();
+        .handler(holdOrAnswer(new AtomicInteger(), held)).build();
     Queue<String> writers = new ConcurrentLinkedQueue<>();
     Handler.Wrapper recorder = new Handler.Wrapper(weir) {
       @Override
