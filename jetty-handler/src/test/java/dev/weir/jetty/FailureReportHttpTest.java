@@ -6,9 +6,9 @@ import static dev.weir.jetty.Support.await;
 import static dev.weir.jetty.Support.holdOrAnswer;
 import static dev.weir.jetty.Support.oneAtATime;
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.LoadShedder;
+import dev.weir.Snapshot;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -85,7 +85,7 @@ class FailureReportHttpTest {
         assertEquals(200, first.get(WAIT.toSeconds(), TimeUnit.SECONDS).getResponse().getStatus());
         assertDrained(weir);
         assertEquals(1, runs.get(), "the reported request never ran");
-        assertTrue(shedder.snapshot().total(dev.weir.Snapshot.Counter.CANCELLED) == 1,
+        assertEquals(1, shedder.snapshot().total(Snapshot.Counter.CANCELLED),
             shedder.snapshot().toString());
       } finally {
         client.stop();
