@@ -181,7 +181,7 @@ public final class OverloadDemo {
   }
 
   private static String millis(double ms) {
-    return Double.isNaN(ms) ? "-" : String.format(Locale.ROOT, "%.1f", ms);
+    return TierStats.millisText(ms, 1);
   }
 
   /** The demo's options. */

@@ -2,6 +2,7 @@ package dev.weir.examples;
 
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 
 /**
  * What the clients of one tier (or of all tiers) saw during a measured window: how many requests
@@ -123,6 +124,14 @@ public final class TierStats {
    */
   public double latencyMillis(double quantile) {
     return percentile(sortedLatencyNanos, quantile) / 1e6;
+  }
+
+  /**
+   * A latency from {@link #latencyMillis} as text with {@code decimals} decimals, or "-" if there
+   * was none ({@code NaN}): for the tables the demo and the benches print.
+   */
+  public static String millisText(double ms, int decimals) {
+    return Double.isNaN(ms) ? "-" : String.format(Locale.ROOT, "%." + decimals + "f", ms);
   }
 
   /**

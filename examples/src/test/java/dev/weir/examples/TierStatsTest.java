@@ -96,6 +96,13 @@ class TierStatsTest {
   }
 
   @Test
+  void latenciesAsTextAreADashWhenThereAreNone() {
+    assertEquals("-", TierStats.millisText(Double.NaN, 1));
+    assertEquals("86.8", TierStats.millisText(86.84, 1));
+    assertEquals("87", TierStats.millisText(86.84, 0));
+  }
+
+  @Test
   void statusOfCodes() {
     assertEquals(Status.OK, Status.ofCode(200));
     assertEquals(Status.OK, Status.ofCode(204));

@@ -8,6 +8,7 @@ import dev.weir.examples.LoadGenerator;
 import dev.weir.examples.LoadReport;
 import dev.weir.examples.Status;
 import dev.weir.examples.TierMix;
+import dev.weir.examples.TierStats;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -485,7 +486,7 @@ public final class OverloadExperiment {
   }
 
   private static String millis(double ms) {
-    return Double.isNaN(ms) ? "-" : String.format(Locale.ROOT, "%.1f", ms);
+    return TierStats.millisText(ms, 1);
   }
 
   private static void write(Path path, String html) throws IOException {

@@ -345,7 +345,7 @@ public final class RecoveryBench {
   }
 
   private static String millis(double ms) {
-    return Double.isNaN(ms) ? "-" : String.format(Locale.ROOT, "%.0f", ms);
+    return TierStats.millisText(ms, 0);
   }
 
   private static String abbreviate(String s, int width) {
