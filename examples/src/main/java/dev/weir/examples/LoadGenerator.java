@@ -266,7 +266,7 @@ public final class LoadGenerator {
       for (int tier : mix.tiers()) {
         sliceStats.add(slices[i][tier].stats(length));
       }
-      sliceReports.add(new LoadReport(length, sliceStats, maxLag.get(), List.of()));
+      sliceReports.add(new LoadReport(length, sliceStats, maxLag.get()));
     }
     return new LoadReport(seconds, stats, maxLag.get(), sliceReports);
   }

@@ -1,6 +1,7 @@
 package dev.weir.examples;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 
 /** Load-generator reports built from counts, for the tests of other packages. */
@@ -20,7 +21,7 @@ public final class TestReports {
       long[] counts = new long[Status.values().length];
       counts[Status.OK.ordinal()] = ok;
       long[] latencies = new long[(int) ok];
-      java.util.Arrays.fill(latencies, 10_000_000L);
+      Arrays.fill(latencies, 10_000_000L);
       tiers.add(new TierStats((int) tierAndOk[i], seconds, counts, latencies));
     }
     return new LoadReport(seconds, tiers, 0);

@@ -7,6 +7,7 @@ import dev.weir.Permit;
 import dev.weir.RejectReason;
 import dev.weir.Ticket;
 import dev.weir.http.HttpAnswers;
+import java.io.IOException;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.HashMap;
@@ -329,7 +330,7 @@ final class Exchange extends Request.Wrapper
   private void failCancelled() {
     Throwable f = clientFailure;
     try {
-      callback.failed(f != null ? f : new java.io.IOException("request failed while queued"));
+      callback.failed(f != null ? f : new IOException("request failed while queued"));
     } catch (RuntimeException e) {
       LOG.log(Level.FINE, "could not fail a cancelled request's callback", e);
     }

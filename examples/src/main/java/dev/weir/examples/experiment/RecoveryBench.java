@@ -7,6 +7,7 @@ import dev.weir.examples.Downstream;
 import dev.weir.examples.ExampleServer;
 import dev.weir.examples.LoadGenerator;
 import dev.weir.examples.LoadReport;
+import dev.weir.examples.Status;
 import dev.weir.examples.TierStats;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -15,6 +16,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.function.DoubleConsumer;
 
 /**
  * An overload that comes and goes, second by second: {@code GET /work} (a pool of 8 downstream
@@ -229,7 +231,7 @@ public final class RecoveryBench {
 
   static Run runOnce(Plan plan, Guard guard, Event event, long seed) throws Exception {
     Backends backends = backends(seed);
-    java.util.function.DoubleConsumer slowDown = plan.endpoint == Endpoint.COMPUTE
+    DoubleConsumer slowDown = plan.endpoint == Endpoint.COMPUTE
         ? backends.compute()::slowDown : backends.downstream()::slowDown;
     try (ExampleServer server = guard.start(backends)) {
       double base = plan.load * plan.capacity();
@@ -267,7 +269,7 @@ public final class RecoveryBench {
     long failedAfter = 0;
     if (recovered >= 0) {
       TierStats rest = merged(seconds, end + recovered, seconds.size(), TierStats.ALL);
-      failedAfter = rest.sent() - rest.count(dev.weir.examples.Status.OK);
+      failedAfter = rest.sent() - rest.count(Status.OK);
     }
     return new Summary(medianBefore, before.latencyMillis(0.99), during.goodputPerSecond(),
         tier1During.successRatio(), tier1During.latencyMillis(0.99), after.goodputPerSecond(),

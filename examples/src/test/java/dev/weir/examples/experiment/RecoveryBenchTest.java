@@ -2,6 +2,7 @@ package dev.weir.examples.experiment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.weir.examples.LoadReport;
@@ -72,8 +73,8 @@ class RecoveryBenchTest {
     assertEquals(null, RecoveryBench.parse(new String[] {"--help"}));
     for (String[] bad : new String[][] {{"--endpoint", "hello"}, {"--compute-capacity", "500"},
         {"--events", "stall"}, {"--load", "1"}, {"--guards", "nginx"}}) {
-      IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(
-          IllegalArgumentException.class, () -> RecoveryBench.parse(bad));
+      IllegalArgumentException e =
+          assertThrows(IllegalArgumentException.class, () -> RecoveryBench.parse(bad));
       assertTrue(e.getMessage().startsWith(bad[0]), e.getMessage());
     }
   }
